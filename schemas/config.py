@@ -1,0 +1,110 @@
+"""ProjectConfig and StrategyConfig: sprintflow.toml, [tool.sprintflow], bober.config.json."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import Document
+from .evaluation import StrategyType
+
+__all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
+           "StrategyConfig", "PRESETS", "DEFAULT_IMAGE"]
+
+DEFAULT_IMAGE = "sprintflow-sandbox:latest"
+
+
+class StrategyConfig(Document):
+    """One entry of ``evaluator.strategies`` (bober's format) plus per-strategy overrides."""
+
+    type: StrategyType
+    required: bool = True
+    """A failing required strategy fails the sprint; others are recorded only."""
+    plugin: str | None = None
+    """Human-readable name of a custom check, shown in reports."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Strategy-specific settings as the seed documents them (verifyOutput, endpoints …)."""
+    command: str | None = None
+    """Shell command overriding ``commands.<type>`` and the strategy default."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds before the command and everything it started are killed."""
+    image: str | None = None
+    """Container image for this strategy (DockerExecutor only)."""
+    network: bool = False
+    """Give the container a network. Off by default: loopback still works inside."""
+
+    @property
+    def name(self) -> str:
+        """Label in reports: the plugin name of a custom check, else the type."""
+        return self.plugin or self.type.value
+
+
+class Commands(Document):
+    build: str | None = None
+    typecheck: str | None = None
+    lint: str | None = None
+    test: str | None = None
+
+
+class EvaluatorConfig(Document):
+    strategies: list[StrategyConfig] | None = None
+    """None means: the preset's default strategy set."""
+    max_iterations: int = Field(default=3, ge=1)
+
+
+class ExecutorConfig(Document):
+    kind: Literal["auto", "docker", "local"] = "auto"
+    image: str = DEFAULT_IMAGE
+    memory: str = "2g"
+    cpus: float = Field(default=2.0, gt=0)
+    pids: int = Field(default=1024, ge=16)
+    output_limit: int = Field(default=1_000_000, ge=1024)
+    """Bytes of combined output kept per command; the rest is dropped, memory stays flat."""
+    default_timeout: float = Field(default=600, gt=0)
+
+
+class EngineConfig(Document):
+    planner: str | None = None
+    generator: str | None = None
+    evaluator: str | None = None
+    timeout: float = Field(default=900, gt=0)
+
+
+class ProjectConfig(Document):
+    """Everything sprintflow reads about a workspace."""
+
+    preset: Literal["nextjs", "react-vite", "brownfield", "generic"] = "generic"
+    commands: Commands = Field(default_factory=Commands)
+    evaluator: EvaluatorConfig = Field(default_factory=EvaluatorConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    engines: EngineConfig = Field(default_factory=EngineConfig)
+    protected_paths: list[str] = Field(default_factory=list)
+
+    def strategies(self) -> list[StrategyConfig]:
+        """The configured strategies, or the preset's default set."""
+        if self.evaluator.strategies is not None:
+            return self.evaluator.strategies
+        return [StrategyConfig.model_validate(s) for s in PRESETS[self.preset]]
+
+
+# The seed's default strategy sets by preset.
+_WEB = [
+    {"type": "typecheck", "required": True},
+    {"type": "lint", "required": True},
+    {"type": "build", "required": True},
+    {"type": "playwright", "required": False},
+]
+PRESETS: dict[str, list[dict[str, Any]]] = {
+    "nextjs": _WEB,
+    "react-vite": _WEB,
+    "brownfield": [
+        {"type": "typecheck", "required": True},
+        {"type": "lint", "required": True},
+        {"type": "unit-test", "required": True},
+    ],
+    "generic": [
+        {"type": "build", "required": True},
+        {"type": "lint", "required": False},
+    ],
+}

@@ -1,0 +1,129 @@
+"""PlanSpec and SprintContract (sprint-contract-schema.md), with the status machine."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import Field
+
+from sprintflow.errors import TransitionError
+
+from ._base import Document, utc_now
+
+__all__ = [
+    "ContractStatus",
+    "Feature",
+    "IterationRecord",
+    "PlanSpec",
+    "SprintContract",
+    "SuccessCriterion",
+    "VerificationMethod",
+]
+
+
+class VerificationMethod(str, Enum):
+    manual = "manual"
+    typecheck = "typecheck"
+    lint = "lint"
+    unit_test = "unit-test"
+    playwright = "playwright"
+    api_check = "api-check"
+    build = "build"
+    custom = "custom"
+
+
+class ContractStatus(str, Enum):
+    proposed = "proposed"
+    in_progress = "in-progress"
+    completed = "completed"
+    needs_rework = "needs-rework"
+
+
+# proposed -> in-progress -> completed | needs-rework -> in-progress ...
+_TRANSITIONS: dict[ContractStatus, frozenset[ContractStatus]] = {
+    ContractStatus.proposed: frozenset({ContractStatus.in_progress}),
+    ContractStatus.in_progress: frozenset({ContractStatus.completed, ContractStatus.needs_rework}),
+    ContractStatus.needs_rework: frozenset({ContractStatus.in_progress}),
+    ContractStatus.completed: frozenset(),
+}
+
+
+class SuccessCriterion(Document):
+    criterion_id: str
+    """Unique within the contract: ``sc-<sprintNumber>-<n>``."""
+    description: str
+    """A specific, testable statement of observable behaviour."""
+    verification_method: VerificationMethod
+    """How the evaluator verifies this criterion."""
+    required: bool
+    """True: the sprint cannot pass unless this criterion passes."""
+    custom_command: str | None = None
+    """Only for ``custom``: the shell command to run; exit 0 means pass."""
+
+
+class IterationRecord(Document):
+    iteration: int = Field(ge=1)
+    eval_id: str
+    result: Literal["pass", "fail"]
+    timestamp: str
+
+
+class SprintContract(Document):
+    contract_id: str
+    """``sprint-<specId>-<sprintNumber>``; never changes."""
+    spec_id: str
+    sprint_number: int = Field(ge=1)
+    """1-indexed position in the sprint sequence."""
+    title: str
+    description: str
+    status: ContractStatus
+    created_at: str
+    updated_at: str
+    completed_at: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    features: list[str] = Field(default_factory=list)
+    success_criteria: list[SuccessCriterion]
+    generator_notes: str
+    evaluator_notes: str
+    estimated_files: list[str] = Field(default_factory=list)
+    estimated_duration: Literal["small", "medium", "large"]
+    iteration_history: list[IterationRecord] = Field(default_factory=list)
+    last_eval_id: str | None = None
+
+    def transition(self, to: ContractStatus) -> None:
+        """Move to ``to`` or raise ``TransitionError``; stamps the timestamps.
+
+        Example:
+            >>> contract.transition(ContractStatus.in_progress)
+        """
+        to = ContractStatus(to)
+        if to not in _TRANSITIONS[self.status]:
+            raise TransitionError(
+                f"{self.contract_id}: cannot go from {self.status.value} to {to.value}"
+            )
+        self.status = to
+        self.updated_at = utc_now()
+        if to is ContractStatus.completed:
+            self.completed_at = self.updated_at
+
+
+class Feature(Document):
+    feature_id: str
+    title: str
+    description: str = ""
+
+
+class PlanSpec(Document):
+    """The planner's answer to a feature request; its contracts carry the sprints."""
+
+    spec_id: str
+    """``spec-<yyyymmdd>-<slug>``; the prefix of every contract id of the plan."""
+    title: str
+    description: str
+    request: str = ""
+    """The feature request the plan answers, verbatim."""
+    features: list[Feature] = Field(default_factory=list)
+    contracts: list[str] = Field(default_factory=list)
+    """Contract ids in sprint order."""
+    created_at: str = Field(default_factory=utc_now)

@@ -1,0 +1,146 @@
+"""EvalResult and its parts (eval-strategies-and-feedback-format.md).
+
+Seed fields keep their names and meaning. Two additions, both optional so other
+tools' files load unchanged: ``StrategyResult.diagnostics`` (parsed file:line
+findings) and ``StrategyResult.durationMs`` / ``cached`` for reporting.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Document
+
+__all__ = [
+    "Category",
+    "CriterionResult",
+    "Diagnostic",
+    "EvalResult",
+    "GeneratorFeedback",
+    "Outcome",
+    "Priority",
+    "Regression",
+    "Score",
+    "StrategyResult",
+    "StrategyType",
+]
+
+
+class StrategyType(str, Enum):
+    """The seven strategies, declared in the seed's execution order."""
+
+    build = "build"
+    typecheck = "typecheck"
+    lint = "lint"
+    unit_test = "unit-test"
+    api_check = "api-check"
+    playwright = "playwright"
+    custom = "custom"
+
+
+class Outcome(str, Enum):
+    passed = "pass"
+    failed = "fail"
+    skipped = "skipped"
+
+
+class Priority(str, Enum):
+    critical = "critical"
+    high = "high"
+    medium = "medium"
+    low = "low"
+
+
+class Category(str, Enum):
+    bug = "bug"
+    missing_feature = "missing-feature"
+    regression = "regression"
+    quality = "quality"
+    performance = "performance"
+
+
+class Diagnostic(Document):
+    """One finding a tool reported, located in the workspace."""
+
+    tool: str
+    """Which parser produced it: tsc, eslint, ruff, mypy, vitest, jest, junit, playwright."""
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    code: str | None = None
+    """Rule or error code: TS2345, no-unused-vars, F401 …"""
+    severity: Literal["error", "warning"] = "error"
+    expected: str | None = None
+    received: str | None = None
+
+
+class StrategyResult(Document):
+    strategy: str
+    required: bool
+    result: Outcome
+    exit_code: int | None = None
+    output: str = ""
+    """Relevant output excerpt, capped; never the full dump."""
+    error_count: int | None = None
+    details: str = ""
+    """Explanation, especially for failures."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    duration_ms: int | None = None
+    cached: bool = False
+    """True when reused from an identical earlier run (same workspace hash and config)."""
+
+
+class CriterionResult(Document):
+    criterion_id: str
+    description: str
+    required: bool
+    result: Outcome
+    evidence: str
+    feedback: str = ""
+
+
+class Regression(Document):
+    description: str
+    evidence: str
+    severity: Literal["critical", "major", "minor"]
+    affected_files: list[str] = Field(default_factory=list)
+
+
+class GeneratorFeedback(Document):
+    priority: Priority
+    category: Category
+    file: str | None = None
+    line: int | None = None
+    description: str
+    expected: str
+    reproduction: str | None = None
+
+
+class Score(Document):
+    criteria_total: int
+    criteria_passed: int
+    criteria_failed: int
+    criteria_skipped: int
+    required_passed: int
+    required_failed: int
+    required_total: int
+
+
+class EvalResult(Document):
+    eval_id: str
+    """``eval-<contractId>-<iteration>``."""
+    contract_id: str
+    spec_id: str
+    timestamp: str
+    iteration: int = Field(ge=1)
+    overall_result: Literal["pass", "fail"]
+    score: Score
+    strategy_results: list[StrategyResult] = Field(default_factory=list)
+    criteria_results: list[CriterionResult] = Field(default_factory=list)
+    regressions: list[Regression] = Field(default_factory=list)
+    generator_feedback: list[GeneratorFeedback] = Field(default_factory=list)
+    summary: str

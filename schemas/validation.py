@@ -1,0 +1,172 @@
+"""Validate external documents with jsonschema, then load them into models.
+
+External documents (hand-written contracts, configs, engine output) are checked
+against the generated JSON Schemas first, so every problem names its file and
+JSON path; only then do the pydantic models load them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import jsonschema
+from pydantic import BaseModel
+
+from sprintflow.errors import DocumentError, Problem
+
+from .config import ProjectConfig
+from .contract import PlanSpec, SprintContract
+from .evaluation import EvalResult
+
+__all__ = [
+    "KINDS",
+    "contract_rule_problems",
+    "detect_kind",
+    "json_schema",
+    "load_document",
+    "parse_json_file",
+    "schema_problems",
+    "validate_data",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+KINDS: dict[str, type[BaseModel]] = {
+    "contract": SprintContract,
+    "plan-spec": PlanSpec,
+    "eval-result": EvalResult,
+    "config": ProjectConfig,
+}
+SCHEMA_DIR = Path(__file__).parent
+
+
+@cache
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of a document kind, generated from its model."""
+    schema = KINDS[kind].model_json_schema(by_alias=True, mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://sprintflow.dev/schemas/{kind}.schema.json"
+    return schema
+
+
+def detect_kind(data: Any) -> str | None:
+    """Guess a document's kind from its keys; None when nothing fits."""
+    if not isinstance(data, dict):
+        return None
+    if "evalId" in data or "overallResult" in data:
+        return "eval-result"
+    if "contractId" in data or "successCriteria" in data:
+        return "contract"
+    if "specId" in data:
+        return "plan-spec"
+    if {"evaluator", "commands", "preset", "executor", "engines"} & data.keys():
+        return "config"
+    return None
+
+
+def parse_json_file(path: Path) -> Any:
+    """Read and parse a JSON file; a parse error names the line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DocumentError([Problem(str(path), "", "file not found")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocumentError([Problem(str(path), "", f"cannot read: {exc}")]) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise DocumentError([Problem(str(path), "", f"invalid JSON at {where}: {exc.msg}")]) from None
+
+
+def _json_path(parts: Any) -> str:
+    return "/".join(str(p) for p in parts) or "$"
+
+
+def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
+    """Every JSON Schema violation of ``data``, sorted by location."""
+    validator = jsonschema.Draft202012Validator(json_schema(kind))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [Problem(file, _json_path(e.absolute_path), e.message) for e in errors]
+
+
+_VAGUE = re.compile(
+    r"\b(looks? (good|nice|fine|great)|works? (well|fine|correctly)|clean code|"
+    r"user[- ]friendly|intuitive|as expected|properly|nicely|beautiful)\b",
+    re.IGNORECASE,
+)
+_FUNCTIONAL = {"unit-test", "api-check", "playwright", "custom", "manual"}
+
+
+def contract_rule_problems(data: dict[str, Any], file: str,
+                           known_contracts: set[str] | None = None) -> list[Problem]:
+    """The seed's rules beyond the schema: id formats, criteria mix, vague wording.
+
+    ``known_contracts`` (ids of the sibling contracts) enables the ``dependsOn`` check.
+    """
+    problems: list[Problem] = []
+    spec, number = data.get("specId"), data.get("sprintNumber")
+    if isinstance(spec, str) and isinstance(number, int):
+        want = f"sprint-{spec}-{number}"
+        if data.get("contractId") != want:
+            problems.append(Problem(file, "contractId", f"must be {want!r} (sprint-<specId>-<sprintNumber>)"))
+    criteria = data.get("successCriteria") or []
+    seen: set[str] = set()
+    methods: set[str] = set()
+    for index, criterion in enumerate(criteria):
+        if not isinstance(criterion, dict):
+            continue
+        cid, where = criterion.get("criterionId"), f"successCriteria/{index}"
+        if isinstance(number, int) and isinstance(cid, str) and not re.fullmatch(rf"sc-{number}-[1-9]\d*", cid):
+            problems.append(Problem(file, f"{where}/criterionId", f"{cid!r} must be sc-{number}-<n> (1-indexed)"))
+        if cid in seen:
+            problems.append(Problem(file, f"{where}/criterionId", f"duplicate criterion id {cid!r}"))
+        seen.add(cid)
+        method = criterion.get("verificationMethod")
+        methods.add(method)
+        if method == "custom" and not criterion.get("customCommand"):
+            problems.append(Problem(file, f"{where}/customCommand", "a custom criterion needs a customCommand"))
+        match = _VAGUE.search(str(criterion.get("description", "")))
+        if match:
+            problems.append(Problem(file, f"{where}/description",
+                                    f"vague criterion ({match.group(0)!r}): state an observable, checkable outcome"))
+    if criteria and "build" not in methods:
+        problems.append(Problem(file, "successCriteria", "needs at least one build criterion"))
+    if criteria and not methods & _FUNCTIONAL:
+        problems.append(Problem(file, "successCriteria", "needs at least one functional criterion"))
+    deps = data.get("dependsOn") or []
+    if data.get("contractId") in deps:
+        problems.append(Problem(file, "dependsOn", "a contract cannot depend on itself"))
+    if known_contracts is not None:
+        for index, dep in enumerate(deps):
+            if dep not in known_contracts:
+                problems.append(Problem(file, f"dependsOn/{index}", f"unknown contract {dep!r}"))
+    return problems
+
+
+def validate_data(data: Any, kind: str, file: str,
+                  known_contracts: set[str] | None = None) -> list[Problem]:
+    """Schema problems, then (for a schema-valid contract) the seed's rules."""
+    problems = schema_problems(data, kind, file)
+    if kind == "contract" and not problems:
+        problems = contract_rule_problems(data, file, known_contracts)
+    return problems
+
+
+def load_document(path: Path | str, model: type[M], *, rules: bool = False) -> M:
+    """Parse, validate and load one document; raises ``DocumentError`` naming every problem.
+
+    Example:
+        >>> contract = load_document("contract.json", SprintContract)
+    """
+    path = Path(path)
+    kind = next(k for k, m in KINDS.items() if m is model)
+    data = parse_json_file(path)
+    problems = validate_data(data, kind, str(path)) if rules else schema_problems(data, kind, str(path))
+    if problems:
+        raise DocumentError(problems)
+    return model.model_validate(data)

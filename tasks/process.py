@@ -1,0 +1,182 @@
+"""Run one command with a deadline, capped output and a scrubbed environment.
+
+The single place sprintflow starts host processes: the LocalExecutor, engines
+and the api-check server all come through here, so killing, capping and
+scrubbing behave the same everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Mapping
+
+__all__ = ["CappedBuffer", "CommandResult", "run_command", "scrubbed_env", "kill_group"]
+
+# Variables that carry credentials never reach code under test or an engine we did not ask for.
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+_SECRET_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "GITHUB_", "GH_", "ANTHROPIC_", "OPENAI_", "HF_")
+KILL_GRACE_S = 2.0
+
+
+def scrubbed_env(extra: Mapping[str, str] | None = None,
+                 base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus anything that looks like a secret, plus ``extra``.
+
+    Example:
+        >>> "AWS_SECRET_ACCESS_KEY" in scrubbed_env(base={"AWS_SECRET_ACCESS_KEY": "x"})
+        False
+    """
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES)}
+    env.update(extra or {})
+    return env
+
+
+class CappedBuffer:
+    """Keeps the first and last ``limit // 2`` bytes of a stream; counts the rest.
+
+    Memory stays flat however much a command prints: the head usually holds
+    the first error, the tail the runner's summary.
+    """
+
+    def __init__(self, limit: int):
+        self.head_limit = limit // 2
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.tail_limit = limit - self.head_limit
+        self.total = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.tail_size -= len(self.tail.popleft())
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.head) - min(self.tail_size, self.tail_limit)
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)[-self.tail_limit:] if self.tail else b""
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        if not self.dropped:
+            return head + tail.decode("utf-8", errors="replace")
+        marker = f"\n[... {self.dropped} bytes of output dropped ...]\n"
+        return head + marker + tail.decode("utf-8", errors="replace")
+
+
+@dataclass
+class CommandResult:
+    """What one command did. ``exit_code`` is None when it never started."""
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
+    dropped_bytes: int = 0
+    error: str | None = None
+    """Why the command could not start or finish (not the command's own failure)."""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.error is None
+
+
+def kill_group(pgid: int, reap: Callable[[], object] = lambda: None) -> None:
+    """SIGTERM a process group, then SIGKILL whatever is left after a grace period.
+
+    ``reap`` (e.g. ``Popen.poll``) collects our own child, whose zombie would
+    otherwise keep the group alive for the whole grace period.
+    """
+    for sig, pause in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 0)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + pause
+        while time.monotonic() < deadline:
+            reap()
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+
+
+def _pump(stream: IO[bytes], sink: CappedBuffer) -> None:
+    for chunk in iter(lambda: stream.read1(65536), b""):
+        sink.write(chunk)
+    stream.close()
+
+
+def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
+                output_limit: int = 1_000_000, env: Mapping[str, str] | None = None,
+                stdin: bytes | None = None, shell: bool | None = None) -> CommandResult:
+    """Run ``command`` in its own process group; kill the whole group at ``timeout``.
+
+    A string runs through ``/bin/sh -c`` (so ``&&`` and pipes work). The group is
+    killed after the command exits too, so nothing it left in the background survives.
+
+    Example:
+        >>> run_command("echo hi && exit 3", cwd=".", timeout=5).exit_code
+        3
+    """
+    shell = isinstance(command, str) if shell is None else shell
+    out, err = CappedBuffer(output_limit), CappedBuffer(output_limit)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            command, shell=shell, cwd=cwd, env=dict(env) if env is not None else scrubbed_env(),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+    except OSError as exc:
+        return CommandResult(exit_code=None, error=f"could not start {command!r}: {exc}")
+    pumps = [threading.Thread(target=_pump, args=(s, b), daemon=True)
+             for s, b in ((proc.stdout, out), (proc.stderr, err))]
+    for pump in pumps:
+        pump.start()
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        kill_group(proc.pid, reap=proc.poll)
+        proc.wait()
+        for pump in pumps:
+            pump.join(timeout=5)
+    code = proc.returncode
+    return CommandResult(
+        exit_code=128 - code if code < 0 else code,
+        stdout=out.text(), stderr=err.text(), timed_out=timed_out,
+        duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
+    )
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except (BrokenPipeError, OSError):
+        pass  # the command stopped reading; its exit code tells the story
