@@ -6,7 +6,8 @@
     ├── InputError                  something the user gave us is wrong
     │   ├── DocumentError           a JSON document failed its schema or rules
     │   ├── ConfigError             sprintflow.toml / bober.config.json is wrong
-    │   └── WorkspaceError          the workspace is missing or unreadable
+    │   ├── WorkspaceError          the workspace is missing or unreadable
+    │   └── ReportError             a tool report could not be parsed
     ├── TransitionError             an illegal contract status change
     ├── InfrastructureError         the machinery failed, not the code under test;
     │   └── ExecutorUnavailable     the only errors Prefect is allowed to retry
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ReportError",
     "ConfigError",
     "DocumentError",
     "EngineError",
@@ -89,3 +91,7 @@ class ExecutorUnavailable(InfrastructureError):
 
 class EngineError(SprintflowError):
     """An engine command could not be run or gave an unusable answer."""
+
+
+class ReportError(InputError):
+    """A tool's report (JSON, JUnit XML, compiler output) could not be parsed."""
