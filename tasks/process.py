@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import subprocess
 import threading
@@ -158,9 +159,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = not _wait_exit(proc, timeout)
     finally:
         kill_group(proc.pid, reap=proc.poll)
         proc.wait()
@@ -172,6 +171,32 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         stdout=out.text(), stderr=err.text(), timed_out=timed_out,
         duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
     )
+
+
+def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait for ``proc`` to exit; False at ``timeout``.
+
+    ``Popen.wait(timeout=)`` polls with sleeps of up to 50 ms, which adds ~15 ms
+    to every short command (measured: a 50 ms engine took 66 ms). A pidfd wakes
+    us the moment the process exits; other platforms fall back to polling.
+    """
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        exited = bool(poller.poll(max(0.0, timeout) * 1000))
+    finally:
+        os.close(fd)
+    if exited:
+        proc.wait()
+    return exited
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:

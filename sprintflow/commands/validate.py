@@ -1,0 +1,46 @@
+"""sprintflow validate FILE...: check documents against their schemas and the seed's rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sprintflow.errors import DocumentError, Problem
+from sprintflow.schemas.validation import KINDS, detect_kind, parse_json_file, validate_data
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(sorted(KINDS)), help="Document kind (default: detected from its keys).")
+def validate(files: tuple[Path, ...], kind: str | None) -> None:
+    """Validate sprintflow documents: contracts, plan specs, eval results, configs.
+
+    Prints every problem as `file: json/path: message`. Contracts are also checked
+    against the seed's rules (id formats, a build and a functional criterion, no
+    vague wording) and their dependsOn against the other contracts given.
+
+    Exit codes: 0 all valid, 2 any invalid.
+    """
+    loaded: list[tuple[Path, object]] = []
+    problems: list[Problem] = []
+    for path in files:
+        try:
+            loaded.append((path, parse_json_file(path)))
+        except DocumentError as exc:
+            problems.extend(exc.problems)
+    contract_ids = {data.get("contractId") for _, data in loaded if isinstance(data, dict)}
+    for path, data in loaded:
+        doc_kind = kind or detect_kind(data)
+        if doc_kind is None:
+            problems.append(Problem(str(path), "$", "cannot tell the document kind; pass --kind"))
+            continue
+        known = contract_ids if len(files) > 1 else None
+        found = validate_data(data, doc_kind, str(path), known)
+        problems.extend(found)
+        if not found:
+            click.echo(f"{path}: valid {doc_kind}")
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    if problems:
+        raise SystemExit(2)

@@ -1,0 +1,62 @@
+"""Process-wide settings from the environment, and where the Prefect API is.
+
+A CLI command that paid Prefect's ephemeral server start-up (~10 s) on every
+call would be too slow at a terminal, so: an explicit ``PREFECT_API_URL`` wins;
+else a server answering on the default local address is used; else Prefect
+starts a temporary one, and we say how to avoid that next time.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["LOCAL_API_URL", "Settings", "ensure_prefect_api", "get_settings"]
+
+LOCAL_API_URL = "http://127.0.0.1:4200/api"
+
+
+class Settings(BaseSettings):
+    """``SPRINTFLOW_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_")
+
+    engine: str | None = None
+    """Engine command for every role unless a role's own variable is set."""
+    planner_engine: str | None = None
+    generator_engine: str | None = None
+    evaluator_engine: str | None = None
+    history: Path | None = None
+    """Where history rows go; default ``<workspace>/.sprintflow/history``."""
+
+
+def get_settings() -> Settings:
+    return Settings()
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=0.5) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def ensure_prefect_api(announce=print) -> str:
+    """Point Prefect at a running server when there is one; returns a description of the choice.
+
+    Must run before Prefect reads its settings (i.e. before flows run).
+    """
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    configured = os.environ.get("PREFECT_API_URL")
+    if configured:
+        return f"Prefect server {configured}"
+    if _answers(LOCAL_API_URL):
+        os.environ["PREFECT_API_URL"] = LOCAL_API_URL
+        return f"Prefect server {LOCAL_API_URL}"
+    announce("note: no Prefect server configured or running locally: starting a temporary one "
+             "(~10 s). Run `sprintflow server` in another terminal to skip this next time.")
+    return "temporary Prefect server"

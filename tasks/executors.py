@@ -1,0 +1,275 @@
+"""Where strategy commands run: in a Docker container (default) or on the host.
+
+One interface, two implementations. An executor is a small value (config only,
+no client or container inside), so it can cross Prefect task boundaries; the
+Docker client is created inside ``run``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sprintflow.errors import ExecutorUnavailable, InputError
+from sprintflow.schemas import ExecutorConfig
+
+from .process import CappedBuffer, CommandResult, run_command, scrubbed_env
+
+__all__ = ["CommandSpec", "DockerExecutor", "Executor", "LocalExecutor", "RUNNERS_DIR",
+           "docker_available", "resolve_executor", "sweep_containers"]
+
+logger = logging.getLogger("sprintflow.executors")
+
+RUNNERS_DIR = Path(__file__).parent / "runners"
+"""Helper scripts (api-check) that run next to the code under test, stdlib only."""
+
+LABEL = "sprintflow.managed"
+CONTAINER_WORKSPACE = "/workspace"
+CONTAINER_RUNNERS = "/opt/sprintflow/runners"
+KILL_AFTER_S = 5
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command to run in the workspace."""
+
+    command: str
+    timeout: float
+    network: bool = False
+    image: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Executor(ABC):
+    """Runs shell commands in a workspace under a deadline with capped output."""
+
+    kind: Literal["docker", "local"]
+
+    @abstractmethod
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        """Run ``spec`` with ``workspace`` as the working directory."""
+
+    @abstractmethod
+    def workspace_path(self, workspace: Path) -> str:
+        """The workspace as the command sees it (tools print paths relative to this)."""
+
+    @abstractmethod
+    def runner(self, name: str) -> str:
+        """Path of a bundled runner script as the command sees it."""
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class LocalExecutor(Executor):
+    """Subprocess on the host: own process group, deadline, output cap, secrets scrubbed."""
+
+    config: ExecutorConfig = field(default_factory=ExecutorConfig)
+    kind: Literal["local"] = "local"
+
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        return run_command(spec.command, cwd=workspace, timeout=spec.timeout,
+                           output_limit=self.config.output_limit, env=scrubbed_env(spec.env))
+
+    def workspace_path(self, workspace: Path) -> str:
+        return str(workspace.resolve())
+
+    def runner(self, name: str) -> str:
+        return str(RUNNERS_DIR / name)
+
+
+@dataclass(frozen=True)
+class DockerExecutor(Executor):
+    """A fresh container per command: workspace bind-mounted, no network, non-root, limited.
+
+    The deadline is enforced twice: ``timeout -k`` inside the container and our
+    own wall clock outside (``container.wait(timeout=)`` is only an HTTP read
+    timeout, so it cannot be trusted to stop anything).
+    """
+
+    config: ExecutorConfig = field(default_factory=ExecutorConfig)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    kind: Literal["docker"] = "docker"
+
+    def describe(self) -> str:
+        return f"docker ({self.config.image})"
+
+    def workspace_path(self, workspace: Path) -> str:
+        return CONTAINER_WORKSPACE
+
+    def runner(self, name: str) -> str:
+        return f"{CONTAINER_RUNNERS}/{name}"
+
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        import docker  # lazily: importing the SDK costs start-up time for local-only runs
+        from docker.errors import DockerException, ImageNotFound
+
+        image = spec.image or self.config.image
+        started = time.monotonic()
+        try:
+            client = docker.from_env(timeout=30)
+            client.images.get(image)
+        except ImageNotFound:
+            raise ExecutorUnavailable(
+                f"image {image!r} not found: run `sprintflow sandbox build` or set executor.image"
+            ) from None
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
+        try:
+            container = client.containers.create(
+                image,
+                command=["timeout", "-k", str(KILL_AFTER_S), str(max(1, round(spec.timeout))),
+                         "sh", "-c", spec.command],
+                working_dir=CONTAINER_WORKSPACE,
+                volumes={str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
+                         str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}},
+                user=_container_user(workspace),
+                environment={"HOME": "/tmp", "CI": "true", **spec.env},
+                network_mode="bridge" if spec.network else "none",
+                mem_limit=self.config.memory,
+                nano_cpus=int(self.config.cpus * 1e9),
+                pids_limit=self.config.pids,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                init=True,  # reaps zombies and forwards signals to the command
+                tmpfs={"/tmp": "rw,exec,size=1g"},
+                labels={LABEL: "true", "sprintflow.run": self.run_id,
+                        "sprintflow.deadline": str(int(time.time() + spec.timeout + 60))},
+                log_config={"type": "json-file", "config": {"max-size": "20m", "max-file": "1"}},
+                detach=True,
+            )
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"cannot create container from {image!r}: {exc}") from None
+        try:
+            return self._run_container(container, spec, started)
+        finally:
+            try:
+                container.remove(force=True)
+            except DockerException:
+                pass  # the sweep removes what is left over
+
+    def _run_container(self, container, spec: CommandSpec, started: float) -> CommandResult:
+        from docker.errors import DockerException
+
+        limit = self.config.output_limit
+        out, err = CappedBuffer(limit), CappedBuffer(limit)
+        container.start()
+        # Follow the logs while the command runs: the engine's own log file is
+        # rotated, so reading afterwards would lose the head of a huge output.
+        pumps = [threading.Thread(target=_follow, args=(container, stream, sink), daemon=True)
+                 for stream, sink in (("stdout", out), ("stderr", err))]
+        for pump in pumps:
+            pump.start()
+        deadline = started + spec.timeout + KILL_AFTER_S + 2
+        timed_out, exit_code = False, None
+        while exit_code is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                try:
+                    container.kill()
+                except DockerException:
+                    pass
+                break
+            try:
+                exit_code = container.wait(timeout=min(remaining, 5))["StatusCode"]
+            except Exception:  # a read timeout of the HTTP call, not of the command
+                continue
+        for pump in pumps:
+            pump.join(timeout=10)
+        if exit_code == 124 or (exit_code == 137 and time.monotonic() - started >= spec.timeout):
+            timed_out = True  # `timeout` reports the deadline as 124 (137 after -k)
+        return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=err.text(),
+                             timed_out=timed_out, duration_s=time.monotonic() - started,
+                             dropped_bytes=out.dropped + err.dropped)
+
+
+def _follow(container, stream: str, sink: CappedBuffer) -> None:
+    try:
+        for chunk in container.logs(stdout=stream == "stdout", stderr=stream == "stderr",
+                                    stream=True, follow=True):
+            sink.write(chunk)
+    except Exception as exc:  # the container vanished: keep what we have, say so
+        sink.write(f"\n[sprintflow: log stream ended early: {exc}]\n".encode())
+
+
+def _container_user(workspace: Path) -> str:
+    """Run as the workspace's owner, so files the command writes stay theirs.
+
+    A root-owned workspace runs as uid 0, but with every capability dropped and
+    no-new-privileges: without CAP_DAC_OVERRIDE it can write only what root
+    already owns in the mounted workspace, and nothing else on the host is mounted.
+    """
+    stat = workspace.stat()
+    return f"{stat.st_uid}:{stat.st_gid}"
+
+
+def docker_available() -> bool:
+    """True when a Docker engine answers a ping within a few seconds."""
+    try:
+        import docker
+
+        docker.from_env(timeout=5).ping()
+        return True
+    except Exception:  # any failure means "no engine here"
+        return False
+
+
+def sweep_containers(max_age_s: float = 0) -> int:
+    """Remove leftover sprintflow containers: stopped ones, and running ones past their deadline.
+
+    Returns how many were removed.
+    """
+    import docker
+    from docker.errors import DockerException
+
+    removed = 0
+    try:
+        client = docker.from_env(timeout=10)
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=true"})
+    except DockerException:
+        return 0
+    now = time.time()
+    for container in containers:
+        deadline = float(container.labels.get("sprintflow.deadline", 0))
+        if container.status == "running" and deadline > now + max_age_s:
+            continue  # still inside its deadline: someone is using it
+        try:
+            container.remove(force=True)
+            removed += 1
+        except DockerException:
+            pass
+    return removed
+
+
+def resolve_executor(kind: str, config: ExecutorConfig | None = None) -> Executor:
+    """The executor for ``--executor``: ``auto`` means Docker when an engine answers, else local.
+
+    Example:
+        >>> resolve_executor("local").kind
+        'local'
+    """
+    config = config or ExecutorConfig()
+    kind = kind or config.kind
+    if kind == "local":
+        return LocalExecutor(config)
+    if kind == "docker":
+        if not docker_available():
+            raise ExecutorUnavailable("--executor docker: no Docker engine answers "
+                                      "(start dockerd, or use --executor local)")
+        return DockerExecutor(config)
+    if kind == "auto":
+        if docker_available():
+            return DockerExecutor(config)
+        logger.warning("WARNING: no Docker engine answers: running strategies on THIS HOST with "
+                       "the LocalExecutor, without container isolation")
+        return LocalExecutor(config)
+    raise InputError(f"unknown executor {kind!r}: use auto, docker or local")
+
