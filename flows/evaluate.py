@@ -1,0 +1,120 @@
+"""The evaluate flow: every strategy in its executor, criteria judged, one EvalResult.
+
+Thin orchestration over ``sprintflow.tasks``: strategies run concurrently as
+coarse tasks (build first for api-check and playwright, which need its output),
+all of them run even when one fails, and results come back in the seed's order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture
+
+from sprintflow.errors import InfrastructureError
+from sprintflow.schemas import (CriterionResult, EvalResult, StrategyConfig, StrategyResult, StrategyType,
+                                VerificationMethod)
+from sprintflow.tasks.criteria import judge_by_command, judge_by_strategy, skipped_manual
+from sprintflow.tasks.evaluation import (EvaluationPlan, assemble_eval_result, cached_result,
+                                         load_previous_eval, plan_evaluation, store_cached_result,
+                                         write_eval_result)
+from sprintflow.tasks.executors import CommandSpec, resolve_executor
+from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
+from sprintflow.tasks.strategies import run_strategy
+
+__all__ = ["evaluate_flow"]
+
+_AFTER_BUILD = {StrategyType.api_check, StrategyType.playwright}
+
+
+def infrastructure_only(task, task_run, state) -> bool:
+    """Retry a task only when the machinery failed (Docker API), never for a real test failure."""
+    try:
+        state.result()
+    except InfrastructureError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=infrastructure_only,
+      task_run_name="{strategy.type.value}")
+def run_strategy_task(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
+    if use_cache:
+        hit = cached_result(plan, strategy)
+        if hit is not None:
+            return hit
+    result = run_strategy(plan.run_for(strategy))
+    store_cached_result(plan, strategy, result)
+    return result
+
+
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=infrastructure_only,
+      task_run_name="custom-{criterion_id}")
+def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
+    criterion = next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
+    command = criterion.custom_command or ""
+    spec = CommandSpec(command=command, timeout=plan.project.executor.default_timeout)
+    return judge_by_command(criterion, command, plan.executor.run(plan.workspace, spec))
+
+
+def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:
+    """Submit all strategies at once; api-check and playwright wait for build (first in order)."""
+    futures, builds = [], []
+    for strategy in plan.strategies:
+        wait_for = builds if strategy.type in _AFTER_BUILD else []
+        future = run_strategy_task.submit(plan, strategy, use_cache, wait_for=wait_for)
+        if strategy.type is StrategyType.build:
+            builds.append(future)
+        futures.append(future)
+    return futures
+
+
+def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> list[CriterionResult]:
+    by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies)}
+    custom = {c.criterion_id: run_custom_criterion_task.submit(plan, c.criterion_id)
+              for c in plan.contract.success_criteria
+              if c.verification_method is VerificationMethod.custom}
+    results = []
+    for criterion in plan.contract.success_criteria:
+        method = criterion.verification_method
+        if method is VerificationMethod.custom:
+            results.append(custom[criterion.criterion_id].result())
+        elif method is VerificationMethod.manual:
+            results.append(skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
+                                                     "to judge it by reading the code."))
+        else:
+            results.append(judge_by_strategy(criterion, by_type.get(method.value)))
+    return results
+
+
+@flow(name="evaluate", log_prints=True)
+def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cache: bool = True,
+                  iteration: int | None = None) -> EvalResult:
+    """Evaluate ``workspace`` against the contract file and write the EvalResult.
+
+    Args:
+        workspace: folder of the project under test.
+        contract: path of the SprintContract JSON file.
+        executor: auto (Docker when an engine answers, else local), docker or local.
+        use_cache: reuse strategy results of identical content and config.
+        iteration: the iteration number (default: one past the contract's history).
+    """
+    runner = resolve_executor(executor)
+    plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration)
+    print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
+          f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
+    futures = _submit_strategies(plan, use_cache)
+    strategies = [future.result() for future in futures]  # resolve every future
+    criteria = _judge_criteria(plan, strategies)
+    result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan))
+    path = write_eval_result(plan.workspace, result)
+    key = artifact_key(result.contract_id)
+    create_markdown_artifact(eval_markdown(result), key=key, description=result.summary[:250])
+    create_table_artifact(eval_table(result), key=f"{key}-table", description="Strategy and criterion results")
+    print(f"{result.overall_result.upper()}: {result.summary} ({path})")
+    return result
