@@ -160,13 +160,14 @@ class DockerExecutor(Executor):
 
         limit = self.config.output_limit
         out, err = CappedBuffer(limit), CappedBuffer(limit)
+        # Attach before starting: every byte arrives through the attach stream, so
+        # neither a fast exit (log file not yet flushed) nor the engine's log
+        # rotation on huge outputs can lose any of it.
+        frames = container.client.api.attach(container.id, stdout=True, stderr=True, stream=True,
+                                             logs=True, demux=True)
+        pump = threading.Thread(target=_pump_frames, args=(frames, out, err), daemon=True)
+        pump.start()
         container.start()
-        # Follow the logs while the command runs: the engine's own log file is
-        # rotated, so reading afterwards would lose the head of a huge output.
-        pumps = [threading.Thread(target=_follow, args=(container, stream, sink), daemon=True)
-                 for stream, sink in (("stdout", out), ("stderr", err))]
-        for pump in pumps:
-            pump.start()
         deadline = started + spec.timeout + KILL_AFTER_S + 2
         timed_out, exit_code = False, None
         while exit_code is None:
@@ -182,8 +183,7 @@ class DockerExecutor(Executor):
                 exit_code = container.wait(timeout=min(remaining, 5))["StatusCode"]
             except Exception:  # a read timeout of the HTTP call, not of the command
                 continue
-        for pump in pumps:
-            pump.join(timeout=10)
+        pump.join(timeout=10)
         if exit_code == 124 or (exit_code == 137 and time.monotonic() - started >= spec.timeout):
             timed_out = True  # `timeout` reports the deadline as 124 (137 after -k)
         return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=err.text(),
@@ -191,13 +191,15 @@ class DockerExecutor(Executor):
                              dropped_bytes=out.dropped + err.dropped)
 
 
-def _follow(container, stream: str, sink: CappedBuffer) -> None:
+def _pump_frames(frames, out: CappedBuffer, err: CappedBuffer) -> None:
     try:
-        for chunk in container.logs(stdout=stream == "stdout", stderr=stream == "stderr",
-                                    stream=True, follow=True):
-            sink.write(chunk)
+        for stdout, stderr in frames:
+            if stdout:
+                out.write(stdout)
+            if stderr:
+                err.write(stderr)
     except Exception as exc:  # the container vanished: keep what we have, say so
-        sink.write(f"\n[sprintflow: log stream ended early: {exc}]\n".encode())
+        err.write(f"\n[sprintflow: output stream ended early: {exc}]\n".encode())
 
 
 def _container_user(workspace: Path) -> str:

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: install sprintflow with its dev tools and the examples' npm
+# dependencies, build the sandbox image if it is missing, run every test.
+# Docker tests need a running engine (.ci/run starts one); with SPRINTFLOW_REQUIRE_DOCKER=1
+# (set here) they fail instead of skipping when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q -e '.[dev]'
+for project in examples/*/package.json; do
+  (cd "$(dirname "$project")" && npm ci --no-audit --no-fund --loglevel=error)
+done
+if docker info >/dev/null 2>&1 && ! docker image inspect sprintflow-sandbox:latest >/dev/null 2>&1; then
+  sprintflow sandbox build
+fi
+export SPRINTFLOW_REQUIRE_DOCKER="${SPRINTFLOW_REQUIRE_DOCKER:-1}"
+python3 -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,57 @@
+"""Shared fixtures: the Docker engine and sandbox image, example workspaces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+IMAGE = "sprintflow-sandbox:latest"
+
+
+def _docker_ready() -> str | None:
+    """None when a Docker engine answers and the sandbox image exists, else why not."""
+    from sprintflow.tasks.executors import docker_available
+
+    if not docker_available():
+        return "no Docker engine answers"
+    probe = subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True)
+    return None if probe.returncode == 0 else f"image {IMAGE} missing (sprintflow sandbox build)"
+
+
+@pytest.fixture(scope="session")
+def docker_ready() -> None:
+    """Skip Docker tests on a laptop without an engine; in CI (SPRINTFLOW_REQUIRE_DOCKER=1) fail."""
+    reason = _docker_ready()
+    if reason is None:
+        return
+    if os.environ.get("SPRINTFLOW_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"Docker tests are required here but {reason}")
+    pytest.skip(reason)
+
+
+def copy_example(name: str, dest: Path, *, broken: bool = False) -> Path:
+    """A private copy of an example (node_modules hard-linked), optionally with its broken patch."""
+    source = EXAMPLES / name
+    target = dest / name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(
+        "node_modules", ".sprintflow", "dist", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+    contracts = source / ".sprintflow" / "contracts"
+    if contracts.is_dir():
+        shutil.copytree(contracts, target / ".sprintflow" / "contracts")
+    if (source / "node_modules").is_dir():
+        # Hard links: fast, and real files, so the tree also works when mounted into a container.
+        subprocess.run(["cp", "-al", str(source / "node_modules"), str(target / "node_modules")], check=True)
+    if broken:
+        subprocess.run(["patch", "-s", "-p1", "-d", str(target), "-i", str(source / "broken.patch")], check=True)
+    return target
+
+
+@pytest.fixture
+def workspace_factory(tmp_path):
+    return lambda name, broken=False: copy_example(name, tmp_path, broken=broken)
