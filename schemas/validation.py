@@ -90,8 +90,18 @@ def _json_path(parts: Any) -> str:
 def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
     """Every JSON Schema violation of ``data``, sorted by location."""
     validator = jsonschema.Draft202012Validator(json_schema(kind))
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = [_most_specific(e) for e in validator.iter_errors(data)]
+    errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
     return [Problem(file, _json_path(e.absolute_path), e.message) for e in errors]
+
+
+def _most_specific(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For "not valid under any of the given schemas" (optional fields), the error that explains it."""
+    while error.context:
+        # The deepest error is the branch that almost matched (a list with one bad
+        # item beats "is not of type 'null'").
+        error = max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type"))
+    return error
 
 
 _VAGUE = re.compile(

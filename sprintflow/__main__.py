@@ -1,0 +1,3 @@
+from sprintflow.cli import main
+
+main()

@@ -1,0 +1,67 @@
+import json
+
+import pytest
+
+from sprintflow.config import load_project_config
+from sprintflow.errors import ConfigError, DocumentError, WorkspaceError
+
+
+def test_no_config_means_generic_preset(tmp_path):
+    config = load_project_config(tmp_path)
+    assert [(s.type.value, s.required) for s in config.strategies()] == [("build", True), ("lint", False)]
+
+
+def test_bober_config_is_read_unchanged(tmp_path):
+    bober = {
+        "project": {"name": "app", "mode": "brownfield", "preset": "brownfield"},
+        "commands": {"build": "npm run build", "test": "npx vitest run"},
+        "planner": {"model": "opus"},
+        "evaluator": {"maxIterations": 5, "strategies": [
+            {"type": "typecheck", "required": True},
+            {"type": "custom", "required": False, "plugin": "bundle-size",
+             "config": {"command": "node size.js", "parseOutput": "json", "passCondition": "output.ok === true"}},
+        ]},
+    }
+    path = tmp_path / "bober.config.json"
+    path.write_text(json.dumps(bober))
+    before = path.read_bytes()
+    config = load_project_config(tmp_path)
+    assert config.preset == "brownfield" and config.evaluator.max_iterations == 5
+    assert config.commands.test == "npx vitest run"
+    assert [s.name for s in config.strategies()] == ["typecheck", "bundle-size"]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("preset, expected", [
+    ("nextjs", ["typecheck", "lint", "build", "playwright"]),
+    ("react-vite", ["typecheck", "lint", "build", "playwright"]),
+    ("brownfield", ["typecheck", "lint", "unit-test"]),
+    ("generic", ["build", "lint"]),
+])
+def test_presets_give_the_seed_strategy_sets(tmp_path, preset, expected):
+    (tmp_path / "bober.config.json").write_text(json.dumps({"preset": preset}))
+    assert [s.type.value for s in load_project_config(tmp_path).strategies()] == expected
+
+
+def test_toml_and_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname="x"\n[tool.sprintflow.evaluator]\nmaxIterations = 2\n'
+        '[[tool.sprintflow.evaluator.strategies]]\ntype = "lint"\ncommand = "ruff check ."\n'
+        'timeout = 30\nnetwork = false\nimage = "python:3.12"\n')
+    config = load_project_config(tmp_path)
+    lint = config.strategies()[0]
+    assert (lint.command, lint.timeout, lint.image, lint.network) == ("ruff check .", 30, "python:3.12", False)
+
+
+def test_bad_config_names_file_and_path(tmp_path):
+    (tmp_path / "sprintflow.toml").write_text('[[evaluator.strategies]]\ntype = "fuzz"\n')
+    with pytest.raises(DocumentError, match=r"sprintflow.toml: evaluator/strategies/0/type: 'fuzz' is not one of"):
+        load_project_config(tmp_path)
+    (tmp_path / "sprintflow.toml").write_text("[evaluator\n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_project_config(tmp_path)
+
+
+def test_missing_workspace(tmp_path):
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        load_project_config(tmp_path / "nope")
