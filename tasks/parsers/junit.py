@@ -1,0 +1,93 @@
+"""JUnit XML as pytest ``--junitxml`` writes it (xunit2 by default, xunit1 with file/line)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from sprintflow.errors import ReportError
+
+from ._common import (
+    ParsedReport,
+    Roots,
+    TestFailure,
+    expected_received,
+    failure_report,
+    innermost_frame,
+    relativise,
+    report_parser,
+)
+
+__all__ = ["parse_junit_xml"]
+
+
+@report_parser("junit")
+def parse_junit_xml(text: str, roots: Roots = ()) -> ParsedReport:
+    """Parse a JUnit XML report: ``<failure>`` and ``<error>`` fail a test, ``<skipped>`` skips it.
+
+    A collection error (a test module that failed to import) is an ``<error>``
+    testcase of its own, so it is counted and reported as a failure too.
+
+    Example:
+        >>> report = parse_junit_xml(
+        ...     '<testsuite><testcase classname="tests.test_api" name="test_404">'
+        ...     '<failure message="assert 500 == 404">tests/test_api.py:13: AssertionError'
+        ...     '</failure></testcase></testsuite>')
+        >>> f = report.failures[0]
+        >>> f.test, f.file, f.line, f.expected, f.received
+        ('tests.test_api.test_404', 'tests/test_api.py', 13, '404', '500')
+    """
+    if not text.strip():
+        raise ReportError("junit report is empty; expected the XML of `pytest --junitxml=FILE`")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ReportError(f"junit report is not valid XML ({exc}); it starts with "
+                          f"{text.strip()[:60]!r}") from exc
+    if root.tag not in ("testsuites", "testsuite"):
+        raise ReportError(f"junit report should have <testsuites> or <testsuite> at its root, "
+                          f"not <{root.tag}>")
+    failures: list[TestFailure] = []
+    passed = skipped = 0
+    for case in root.iter("testcase"):
+        problem = case.find("failure")
+        problem = problem if problem is not None else case.find("error")
+        if problem is not None:
+            failures.append(_failure(case, problem, roots))
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    return failure_report("junit", failures, passed, skipped)
+
+
+def _failure(case: ET.Element, problem: ET.Element, roots: Roots) -> TestFailure:
+    classname, name = case.get("classname") or "", case.get("name") or ""
+    stack = problem.text or ""
+    # pytest's own "E" lines say more than its message attribute ("collection failure").
+    message = _error_lines(stack) or problem.get("message") or stack.strip()
+    file, line = _declared_location(case, roots)
+    frame = innermost_frame(stack, roots)
+    if frame:
+        file, line = frame[0], frame[1]
+    expected, received = expected_received(f"{message}\n{stack}")
+    return TestFailure(test=f"{classname}.{name}" if classname else name, message=message,
+                       file=file, line=line, expected=expected, received=received, stack=stack)
+
+
+def _error_lines(stack: str) -> str:
+    """pytest's ``E   …`` lines: the error itself, without the traceback around it."""
+    return "\n".join(ln[1:].strip() for ln in stack.splitlines() if ln.startswith("E "))
+
+
+def _declared_location(case: ET.Element, roots: Roots) -> tuple[str, int | None]:
+    """Where the test is declared: xunit1's file/line, else a path derived from the classname."""
+    if case.get("file"):
+        # pytest writes the 0-based line of the `def`.
+        line = case.get("line")
+        return relativise(case.get("file") or "", roots), int(line) + 1 if line else None
+    # `tests.test_api.TestStatus` -> tests/test_api.py; a collection error names the module.
+    dotted = case.get("classname") or case.get("name") or ""
+    parts = dotted.split(".")
+    while len(parts) > 1 and parts[-1][:1].isupper():
+        parts.pop()
+    return "/".join(parts) + ".py", None
