@@ -23,7 +23,8 @@ from .store import atomic_write_text, sprintflow_dir
 from .strategies import StrategyRun, check_strategy_config, resolve_command
 from .workspace import workspace_hash
 
-__all__ = ["EvaluationPlan", "assemble_eval_result", "cached_result", "eval_path", "load_previous_eval",
+__all__ = ["EvaluationPlan", "assemble_eval_result", "cached_result", "eval_path", "load_inputs",
+           "load_previous_eval",
            "plan_evaluation", "store_cached_result", "write_eval_result"]
 
 _SEED_ORDER = {t: i for i, t in enumerate(StrategyType)}
@@ -50,14 +51,11 @@ class EvaluationPlan:
         return f"eval-{self.contract.contract_id}-{self.iteration}"
 
 
-def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor,
-                    iteration: int | None = None) -> EvaluationPlan:
-    """Load and check everything an evaluation needs; raises InputError subclasses, runs nothing.
+def load_inputs(workspace: Path | str, contract_path: Path | str
+                ) -> tuple[SprintContract, ProjectConfig, list[StrategyConfig]]:
+    """Load and check the contract, the config and the strategies to run; runs nothing.
 
-    Example:
-        >>> plan = plan_evaluation("examples/python-api", "contract.json", LocalExecutor())
-        >>> [s.type.value for s in plan.strategies][:2]
-        ['build', 'typecheck']
+    Raises InputError subclasses, so the CLI can refuse bad input before any flow starts.
     """
     workspace = Path(workspace)
     if not workspace.is_dir():
@@ -79,8 +77,21 @@ def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: 
     strategies.sort(key=lambda s: _SEED_ORDER[s.type])
     for strategy in strategies:
         check_strategy_config(strategy, project)
+    return contract, project, strategies
+
+
+def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor,
+                    iteration: int | None = None) -> EvaluationPlan:
+    """Everything one evaluation needs, decided before anything runs.
+
+    Example:
+        >>> plan = plan_evaluation("examples/python-api", "contract.json", LocalExecutor())
+        >>> [s.type.value for s in plan.strategies][:2]
+        ['build', 'typecheck']
+    """
+    contract, project, strategies = load_inputs(workspace, contract_path)
     return EvaluationPlan(
-        workspace=workspace.resolve(), contract=contract, project=project, strategies=strategies,
+        workspace=Path(workspace).resolve(), contract=contract, project=project, strategies=strategies,
         executor=executor, iteration=iteration or len(contract.iteration_history) + 1,
         content_hash=workspace_hash(workspace),
     )

@@ -9,6 +9,7 @@ timed out, or whose report cannot be read is a failure, never a pass. The only
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,7 +328,8 @@ def _judge_api_check(run: StrategyRun) -> StrategyResult:
                        details=(f"The server (`{config.get('serverCommand')}`) never printed "
                                 f"/{config.get('serverReadyPattern', '.')}/ within "
                                 f"{config.get('serverTimeout', 15000)} ms, or exited first."))
-    diagnostics = [_endpoint_diagnostic(check) for check in report["checks"] if not check["ok"]]
+    roots = [run.executor.workspace_path(run.workspace), str(run.workspace.resolve())]
+    diagnostics = [_endpoint_diagnostic(check, roots) for check in report["checks"] if not check["ok"]]
     lines = [_endpoint_line(check) for check in report["checks"]]
     passed = outcome.exit_code == 0 and not diagnostics
     details = (f"All {len(lines)} endpoint checks passed." if passed else
@@ -345,15 +347,33 @@ def _endpoint_line(check: dict) -> str:
     return f"{mark} {tag}{check['method']} {check['path']} -> {got} (expected {check['expectedStatus']}){missing}"
 
 
-def _endpoint_diagnostic(check: dict) -> Diagnostic:
+# A server's own stack trace, to point a 5xx at the line that crashed: Python and Node frames.
+_FRAMES = re.compile(r'File "(?P<py>[^"]+)", line (?P<pyline>\d+)|\(?(?P<js>/[^\s():]+):(?P<jsline>\d+):\d+\)?')
+
+
+def _crash_site(log: str, roots: list[str]) -> tuple[str | None, int | None]:
+    """The last stack frame inside the workspace (not in a library) in the server's log."""
+    site: tuple[str | None, int | None] = (None, None)
+    for match in _FRAMES.finditer(log):
+        path, line = (match["py"], match["pyline"]) if match["py"] else (match["js"], match["jsline"])
+        for root in roots:
+            if path.startswith(root.rstrip("/") + "/") and "node_modules" not in path:
+                site = (path[len(root.rstrip("/")) + 1:], int(line))
+    return site
+
+
+def _endpoint_diagnostic(check: dict, roots: list[str]) -> Diagnostic:
     where = f"{check['method']} {check['path']}"
+    file, line = _crash_site(check.get("serverLog", ""), roots) if (check["status"] or 0) >= 500 else (None, None)
     if check["error"]:
         message = f"{where} failed: {check['error']}"
     elif check["status"] != check["expectedStatus"]:
         message = f"{where} returned {check['status']} instead of {check['expectedStatus']}; body: {check['body'][:200]}"
     else:
         message = f"{where} response lacks keys {check['missingKeys']}; body: {check['body'][:200]}"
-    return Diagnostic(tool="api-check", message=message, code=check.get("criterion"),
+    if file:
+        message += f" The server logged a crash at {file}:{line}."
+    return Diagnostic(tool="api-check", message=message, code=check.get("criterion"), file=file, line=line,
                       expected=str(check["expectedStatus"]),
                       received=str(check["status"] if check["status"] is not None else check["error"]))
 

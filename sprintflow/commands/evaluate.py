@@ -33,7 +33,9 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     Exit codes: 0 pass, 1 fail, 2 usage, config or input error.
     """
     from sprintflow.settings import ensure_prefect_api
+    from sprintflow.tasks.evaluation import load_inputs
 
+    load_inputs(workspace, contract)  # bad input is refused before a flow run starts
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     from sprintflow.flows.evaluate import evaluate_flow
 

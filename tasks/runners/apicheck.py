@@ -38,6 +38,18 @@ def start_server(command, pattern, timeout_s):
     return proc, False, output.decode("utf-8", "replace")
 
 
+def drain(proc, pause=0.1):
+    """Whatever the server printed since the last read (a traceback after a 500, say)."""
+    if proc is None or proc.stdout.closed:
+        return ""
+    time.sleep(pause)  # give the server a moment to flush what it logs after answering
+    try:
+        chunk = proc.stdout.read() or b""
+    except (BlockingIOError, ValueError):
+        chunk = b""
+    return chunk.decode("utf-8", "replace")[-8000:]
+
+
 def stop_server(proc):
     """SIGTERM the server's whole process group, SIGKILL what remains after 2 s."""
     for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 0.0)):
@@ -104,8 +116,10 @@ def main():
         report["ready"], report["serverOutput"] = ready, output[-4000:]
     try:
         if report["ready"]:
-            report["checks"] = [check_endpoint(spec["baseUrl"], e, spec.get("requestTimeout", 10))
-                                for e in spec.get("endpoints", [])]
+            for endpoint in spec.get("endpoints", []):
+                check = check_endpoint(spec["baseUrl"], endpoint, spec.get("requestTimeout", 10))
+                check["serverLog"] = drain(proc, pause=0.1 if not check["ok"] else 0)
+                report["checks"].append(check)
     finally:
         if proc is not None:
             stop_server(proc)
