@@ -47,7 +47,7 @@ def test_a_report_that_is_not_the_format_exits_2_with_the_reason(tmp_path):
 def test_a_missing_report_or_contract_exits_2_without_a_traceback(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "sprintflow", "testrun", "parse",
                               str(tmp_path / "raw.json"), "--format", "jest"],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr == f"error: {tmp_path / 'raw.json'}: no such report file\n"
     bad_contract = invoke(str(REPORTS / "jest/30.5.2.json"), "--format", "jest",
