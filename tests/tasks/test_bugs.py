@@ -1,0 +1,246 @@
+"""The bugs.ndjson lifecycle: dedup, transitions, reopen, torn lines, concurrent writers, the fold."""
+
+import json
+import multiprocessing
+import os
+import re
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sprintflow.tasks.bugs import (
+    TRANSITIONS,
+    bugs_path,
+    fold_bugs,
+    list_bugs,
+    open_bug,
+    transition_bug,
+)
+
+from sprintflow.errors import InputError, TransitionError
+
+
+@contextmanager
+def scratch_dir():
+    """tmpfs when there is one: the lock and append code is the same, only fsync is cheaper."""
+    shm = Path("/dev/shm")
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    with tempfile.TemporaryDirectory(dir=base) as folder:
+        yield Path(folder)
+
+
+@pytest.fixture
+def path(tmp_path):
+    return bugs_path(tmp_path)
+
+
+def test_a_failure_opens_one_bug_in_the_seeds_form(path):
+    opened = open_bug(path, unit="todo-be", test_name="缺 body title → 400", run_id="run-1",
+                      detail="TypeError: ...", got=500)
+    bug = opened.bug
+    assert opened.action == "opened" and path == path.parent / "bugs.ndjson"
+    assert re.fullmatch(r"bug-\d{8}-\d{4}-[0-9a-f]{4}", bug.id)
+    assert (bug.status, bug.source, bug.severity, bug.category) == ("open", "unit_test", "high", "unknown")
+    assert bug.affected_units == ["todo-be"] and bug.title == "缺 body title → 400"
+    record = json.loads(path.read_text())
+    assert record["unit"] == "todo-be" and record["test_name"] == "缺 body title → 400"
+    assert record["created_at"] == record["updated_at"] and record["reopen_count"] == 0
+
+
+def test_the_same_failure_reuses_its_active_bug(path):
+    first = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
+    transition_bug(path, first.id, "fixing", by="coder")
+    again = open_bug(path, unit="u", test_name="t", run_id="run-2")
+    assert again.action == "reused" and again.bug.id == first.id and again.bug.status == "fixing"
+    other_unit = open_bug(path, unit="v", test_name="t", run_id="run-2")
+    assert other_unit.action == "opened" and other_unit.bug.id != first.id
+    assert len(path.read_text().splitlines()) == 3  # open, fixing, the other unit's open
+
+
+def test_the_lifecycle_records_who_and_which_fix(path):
+    bug = open_bug(path, unit="u", test_name="auth rejects a bad token", run_id="run-1").bug
+    assert bug.severity == "critical"
+    transition_bug(path, bug.id, "fixing", by="coder")
+    fixed = transition_bug(path, bug.id, "fixed", by="tester", fix_refs=["run-2"], run_id="run-2")
+    assert (fixed.status, fixed.by, fixed.fix_refs, fixed.from_status) == ("fixed", "tester", ["run-2"], "fixing")
+    assert fold_bugs(path).bugs[bug.id] == fixed
+    assert [json.loads(line)["status"] for line in path.read_text().splitlines()] == ["open", "fixing", "fixed"]
+
+
+def test_a_fixed_bug_failing_again_is_reopened_and_counted(path):
+    bug = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
+    transition_bug(path, bug.id, "fixed", by="tester", fix_refs=["run-2"])
+    reopened = open_bug(path, unit="u", test_name="t", run_id="run-3")
+    assert reopened.action == "reopened" and reopened.bug.id == bug.id
+    assert (reopened.bug.status, reopened.bug.reopened, reopened.bug.reopen_count) == ("open", True, 1)
+    assert reopened.bug.run_id == "run-3" and reopened.bug.fix_refs == ["run-2"]
+    transition_bug(path, bug.id, "fixed", by="tester")
+    assert transition_bug(path, bug.id, "open", by="tester").reopen_count == 2
+
+
+@pytest.mark.parametrize("steps, to", [([], "open"), (["fixing"], "open"), (["fixed"], "fixing"),
+                                       ([], "closed")])
+def test_illegal_transitions_raise_and_write_nothing(path, steps, to):
+    bug = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
+    for step in steps:
+        transition_bug(path, bug.id, step)
+    before = path.read_bytes()
+    with pytest.raises(TransitionError, match=bug.id):
+        transition_bug(path, bug.id, to)
+    assert path.read_bytes() == before
+
+
+def test_an_unknown_bug_is_an_input_error(path):
+    with pytest.raises(InputError, match="no bug 'bug-x'"):
+        transition_bug(path, "bug-x", "fixed")
+
+
+def test_a_runner_crash_is_an_infra_bug(path):
+    bug = open_bug(path, unit="u", test_name="<vitest>", run_id="run-1", source="unit_test_infra").bug
+    assert bug.source == "unit_test_infra"
+    assert [b.id for b in list_bugs(path, unit="u", statuses=["open"])] == [bug.id]
+    assert list_bugs(path, unit="other") == [] and list_bugs(path, statuses=["fixed"]) == []
+
+
+def test_a_torn_last_line_is_skipped_reported_and_kept(path):
+    bug = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
+    with path.open("a") as handle:
+        handle.write('{"id": "bug-torn", "status": "fix')  # a writer died mid-line
+    fold = fold_bugs(path)
+    assert list(fold.bugs) == [bug.id]
+    assert fold.problems == [f"{path}:2: torn line (a writer crashed mid-write)"]
+    transition_bug(path, bug.id, "fixed")  # still works; the new record gets its own line
+    fold = fold_bugs(path)
+    assert fold.bugs[bug.id].status == "fixed"
+    assert len(fold.problems) == 1 and fold.problems[0].startswith(f"{path}:2: invalid JSON")
+    assert '{"id": "bug-torn", "status": "fix\n' in path.read_text()  # never rewritten
+
+
+def test_lines_that_are_not_bugs_are_reported_not_fatal(path):
+    bug = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
+    with path.open("a") as handle:
+        handle.write('{"id": "bug-y", "status": "vanished"}\n[1, 2]\n\n')
+    fold = fold_bugs(path)
+    assert list(fold.bugs) == [bug.id]
+    assert [p.split(": ")[1] for p in fold.problems] == ["not a bug record", "not a bug record"]
+    assert fold_bugs(path.parent / "missing.ndjson").bugs == {}
+
+
+def test_a_file_replaced_at_the_same_path_is_folded_afresh(path):
+    open_bug(path, unit="u", test_name="t", run_id="run-1")
+    fold_bugs(path)
+    path.unlink()
+    second = open_bug(path, unit="u", test_name="t2", run_id="run-1").bug
+    assert list(fold_bugs(path).bugs) == [second.id]
+
+
+# --- several processes at once -----------------------------------------------------------------
+
+def _lifecycles(path, worker, count):
+    for i in range(count):
+        bug = open_bug(path, unit=f"unit-{worker}", test_name=f"test {i}", run_id="run-1",
+                       detail="x" * (i % 300)).bug
+        transition_bug(path, bug.id, "fixing", by=f"coder-{worker}")
+        transition_bug(path, bug.id, "fixed", by="tester", fix_refs=[f"run-{i}"])
+
+
+def _same_failures(path, count, barrier):
+    barrier.wait()
+    for i in range(count):
+        open_bug(path, unit="shared", test_name=f"test {i}", run_id="run-1")
+
+
+def _run(target, processes, args_of):
+    workers = [multiprocessing.Process(target=target, args=args_of(w)) for w in range(processes)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [worker.exitcode for worker in workers] == [0] * processes
+
+
+def test_concurrent_writers_lose_and_tear_nothing():
+    processes, bugs_each = 4, 250  # 3000 events
+    with scratch_dir() as folder:
+        path = bugs_path(folder)
+        started = time.perf_counter()
+        _run(_lifecycles, processes, lambda w: (path, w, bugs_each))
+        elapsed = time.perf_counter() - started
+        lines = path.read_text().splitlines()
+        fold = fold_bugs(path)
+    print(f"\n{processes} processes x {bugs_each * 3} events: {elapsed:.2f} s")
+    assert len(lines) == processes * bugs_each * 3 and fold.problems == []
+    assert len(fold.bugs) == processes * bugs_each
+    assert {bug.status for bug in fold.bugs.values()} == {"fixed"}
+    assert sorted((b.unit, b.test_name) for b in fold.bugs.values()) == sorted(
+        (f"unit-{w}", f"test {i}") for w in range(processes) for i in range(bugs_each))
+
+
+def test_concurrent_reports_of_the_same_failures_open_each_bug_once():
+    processes, failures = 4, 200
+    with scratch_dir() as folder:
+        path = bugs_path(folder)
+        barrier = multiprocessing.Barrier(processes)
+        _run(_same_failures, processes, lambda w: (path, failures, barrier))
+        lines = path.read_text().splitlines()
+        fold = fold_bugs(path)
+    assert len(lines) == failures and len(fold.bugs) == failures and fold.problems == []
+
+
+# --- the fold against a reference model ---------------------------------------------------------
+
+KEYS = st.sampled_from([("u1", "a"), ("u1", "b"), ("u2", "a")])
+OPERATIONS = st.lists(st.one_of(
+    st.tuples(st.just("report"), KEYS),
+    st.tuples(st.just("move"), KEYS, st.sampled_from(["open", "fixing", "fixed", "wontfix"])),
+), max_size=15)
+
+
+class ReferenceModel:
+    """The rules in their plainest form: a dict of key -> (status, reopen count)."""
+
+    def __init__(self):
+        self.bugs = {}
+
+    def report(self, key):
+        status, reopens = self.bugs.get(key, (None, 0))
+        if status is None:
+            self.bugs[key] = ("open", 0)
+        elif status == "fixed":
+            self.bugs[key] = ("open", reopens + 1)
+
+    def move(self, key, to):
+        status, reopens = self.bugs[key]
+        if to not in TRANSITIONS.get(status, ()):
+            return False
+        self.bugs[key] = (to, reopens + (status == "fixed"))
+        return True
+
+
+@settings(max_examples=80, deadline=None)
+@given(OPERATIONS)
+def test_fold_matches_the_reference_model(operations):
+    model = ReferenceModel()
+    with scratch_dir() as folder:
+        path = bugs_path(folder)
+        ids = {}
+        for operation in operations:
+            if operation[0] == "report":
+                key = operation[1]
+                ids[key] = open_bug(path, unit=key[0], test_name=key[1], run_id="run-1").bug.id
+                model.report(key)
+            elif operation[1] in ids:
+                _, key, to = operation
+                legal = model.move(key, to)
+                try:
+                    transition_bug(path, ids[key], to, by="tester")
+                    assert legal
+                except TransitionError:
+                    assert not legal
+        fold = fold_bugs(path)
+    assert {(b.unit, b.test_name): (b.status, b.reopen_count) for b in fold.bugs.values()} == model.bugs
+    assert fold.problems == []
