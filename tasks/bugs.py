@@ -42,7 +42,7 @@ from sprintflow.schemas._base import utc_now
 
 from sprintflow.errors import InputError, TransitionError
 
-from .store import append_ndjson, sprintflow_dir
+from .store import append_ndjson, read_ndjson, sprintflow_dir
 
 __all__ = [
     "ACTIVE",
@@ -51,6 +51,7 @@ __all__ = [
     "BugFold",
     "BugOpening",
     "BugStatus",
+    "bug_history",
     "bugs_path",
     "dedup_key",
     "fold_bugs",
@@ -246,17 +247,34 @@ def _fold_line(fold: BugFold, path: Path, number: int, raw: bytes) -> None:
     fold.bugs[bug.id] = bug
 
 
-def list_bugs(path: Path | str, *, unit: str | None = None,
+def list_bugs(source: Path | str | BugFold, *, unit: str | None = None,
               statuses: Iterable[str] | None = None) -> list[Bug]:
     """Current bugs, optionally of one unit and in some statuses.
+
+    Args:
+        source: the bug file, or a fold of it already made (to keep its problems too).
+        unit: only this unit's bugs.
+        statuses: only bugs in these statuses (e.g. :data:`ACTIVE`).
 
     Example:
         >>> [b.id for b in list_bugs(path, unit="todo-be", statuses=ACTIVE)]
         ['bug-20260513-1031-c9f2']
     """
+    fold = source if isinstance(source, BugFold) else fold_bugs(source)
     wanted = set(statuses) if statuses is not None else None
-    return [bug for bug in fold_bugs(path).bugs.values()
+    return [bug for bug in fold.bugs.values()
             if (unit is None or bug.unit == unit) and (wanted is None or bug.status in wanted)]
+
+
+def bug_history(path: Path | str, bug_id: str) -> list[dict[str, Any]]:
+    """Every record of one bug, oldest first: its open, transitions and reopens.
+
+    Example:
+        >>> [r["status"] for r in bug_history(path, "bug-20260513-1031-c9f2")]
+        ['open', 'fixing', 'fixed']
+    """
+    return [line.record for line in read_ndjson(path)
+            if line.record is not None and line.record.get("id") == bug_id]
 
 
 def open_bug(path: Path | str, *, unit: str, test_name: str, run_id: str,
