@@ -11,13 +11,20 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+
+from sprintflow.schemas import (
+    Diagnostic,
+    Outcome,
+    ProjectConfig,
+    StrategyConfig,
+    StrategyResult,
+    StrategyType,
+)
 
 from sprintflow.errors import ConfigError, ReportError
-from sprintflow.schemas import (Diagnostic, Outcome, ProjectConfig, StrategyConfig, StrategyResult,
-                                StrategyType)
 
 from .executors import CommandSpec, Executor
 from .expressions import evaluate_condition
@@ -352,14 +359,21 @@ _FRAMES = re.compile(r'File "(?P<py>[^"]+)", line (?P<pyline>\d+)|\(?(?P<js>/[^\
 
 
 def _crash_site(log: str, roots: list[str]) -> tuple[str | None, int | None]:
-    """The last stack frame inside the workspace (not in a library) in the server's log."""
-    site: tuple[str | None, int | None] = (None, None)
+    """The innermost stack frame inside the workspace (not a library) in the server's log.
+
+    Python prints the innermost frame last; Node prints it first.
+    """
+    python, node = [], []
     for match in _FRAMES.finditer(log):
-        path, line = (match["py"], match["pyline"]) if match["py"] else (match["js"], match["jsline"])
+        path, line, frames = ((match["py"], match["pyline"], python) if match["py"]
+                              else (match["js"], match["jsline"], node))
         for root in roots:
-            if path.startswith(root.rstrip("/") + "/") and "node_modules" not in path:
-                site = (path[len(root.rstrip("/")) + 1:], int(line))
-    return site
+            prefix = root.rstrip("/") + "/"
+            if path.startswith(prefix) and "node_modules" not in path:
+                frames.append((path[len(prefix):], int(line)))
+    if python:
+        return python[-1]
+    return node[0] if node else (None, None)
 
 
 def _endpoint_diagnostic(check: dict, roots: list[str]) -> Diagnostic:

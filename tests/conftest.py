@@ -54,4 +54,6 @@ def copy_example(name: str, dest: Path, *, broken: bool = False) -> Path:
 
 @pytest.fixture
 def workspace_factory(tmp_path):
-    return lambda name, broken=False: copy_example(name, tmp_path, broken=broken)
+    """Each call gets its own folder, so one test can hold several copies."""
+    calls = iter(range(1000))
+    return lambda name, broken=False: copy_example(name, tmp_path / str(next(calls)), broken=broken)

@@ -114,10 +114,10 @@ def test_regressions_against_the_previous_iteration(prefect_harness, workspace_f
     assert any(item.category.value == "regression" for item in second.generator_feedback)
 
 
-def _write_custom_config(workspace, command, timeout):
-    (workspace / "sprintflow.toml").write_text(
-        f'[[evaluator.strategies]]\ntype = "build"\ncommand = "true"\n'
-        f'[[evaluator.strategies]]\ntype = "custom"\nplugin = "hang"\ncommand = "{command}"\ntimeout = {timeout}\n')
+def _add_strategies(workspace, toml: str):
+    """Append strategies to the example's config (TOML arrays of tables extend)."""
+    with (workspace / "sprintflow.toml").open("a") as handle:
+        handle.write("\n" + toml)
 
 
 @pytest.mark.parametrize("executor_kind", ["local", "docker"])
@@ -128,7 +128,8 @@ def test_a_hanging_command_fails_closed_and_leaves_nothing_running(prefect_harne
         containers_before = len(docker.from_env().containers.list(all=True))
     workspace = workspace_factory("python-api")
     marker = f"sleep {7000 + os.getpid() % 991}"
-    _write_custom_config(workspace, f"{marker} & {marker}", 2)
+    _add_strategies(workspace, f'[[evaluator.strategies]]\ntype = "custom"\nplugin = "hang"\n'
+                               f'command = "{marker} & {marker}"\ntimeout = 2\n')
     result = _evaluate(workspace, executor_kind)
     hang = next(s for s in result.strategy_results if s.strategy == "hang")
     assert hang.result.value == "fail" and "did not finish within 2 s" in hang.details
@@ -140,15 +141,15 @@ def test_a_hanging_command_fails_closed_and_leaves_nothing_running(prefect_harne
 
 def test_a_command_that_cannot_start_and_a_missing_report_fail_closed(prefect_harness, workspace_factory):
     workspace = workspace_factory("python-api")
-    (workspace / "sprintflow.toml").write_text(
-        '[[evaluator.strategies]]\ntype = "build"\ncommand = "/no/such/tool"\n'
-        '[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "true"\n'
-        '[evaluator.strategies.config]\nformat = "junit"\nreport = "out/junit.xml"\n')
+    _add_strategies(workspace, '[[evaluator.strategies]]\ntype = "custom"\nplugin = "missing-tool"\n'
+                               'command = "/no/such/tool"\n'
+                               '[[evaluator.strategies]]\ntype = "custom"\nplugin = "no-report"\ncommand = "true"\n'
+                               '[evaluator.strategies.config]\nformat = "junit"\nreport = "out/junit.xml"\n')
     result = _evaluate(workspace, "local")
     by_name = {s.strategy: s for s in result.strategy_results}
-    assert by_name["build"].result.value == "fail" and by_name["build"].exit_code == 127
-    assert by_name["unit-test"].result.value == "fail"
-    assert "did not write its report out/junit.xml" in by_name["unit-test"].details
+    assert by_name["missing-tool"].result.value == "fail" and by_name["missing-tool"].exit_code == 127
+    assert by_name["no-report"].result.value == "fail"
+    assert "did not write its report out/junit.xml" in by_name["no-report"].details
     assert result.overall_result == "fail"
 
 
@@ -178,8 +179,8 @@ def test_cli_exit_codes_and_formats(prefect_harness, workspace_factory, prefect_
     (lambda ws: ws / "missing-dir", "does not exist"),
     (lambda ws: (ws / "sprintflow.toml").write_text('[[evaluator.strategies]]\ntype = "fuzz"\n') and ws,
      "evaluator/strategies/0/type: 'fuzz' is not one of"),
-    (lambda ws: (ws / "sprintflow.toml").write_text('[[evaluator.strategies]]\ntype = "custom"\n') and ws,
-     "no command configured"),
+    (lambda ws: _add_strategies(ws, '[[evaluator.strategies]]\ntype = "custom"\nplugin = "x"\n') or ws,
+     "x: no command configured"),
 ])
 def test_cli_input_errors_exit_2_without_traceback(workspace_factory, setup, message):
     workspace = workspace_factory("python-api")
