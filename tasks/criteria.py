@@ -9,8 +9,13 @@ concrete, as the seed's evidence standards ask: commands, exit codes, file:line.
 
 from __future__ import annotations
 
-from sprintflow.schemas import (CriterionResult, Outcome, StrategyResult, SuccessCriterion,
-                                VerificationMethod)
+from sprintflow.schemas import (
+    CriterionResult,
+    Outcome,
+    StrategyResult,
+    SuccessCriterion,
+    VerificationMethod,
+)
 
 from .process import CommandResult
 

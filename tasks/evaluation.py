@@ -11,11 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
+from sprintflow.schemas import (
+    CriterionResult,
+    EvalResult,
+    ProjectConfig,
+    SprintContract,
+    StrategyConfig,
+    StrategyResult,
+    StrategyType,
+    VerificationMethod,
+    load_document,
+    utc_now,
+)
 
 from sprintflow.config import load_project_config
 from sprintflow.errors import WorkspaceError
-from sprintflow.schemas import (CriterionResult, EvalResult, ProjectConfig, SprintContract, StrategyConfig,
-                                StrategyResult, StrategyType, VerificationMethod, load_document, utc_now)
 
 from .executors import Executor
 from .feedback import find_regressions, generator_feedback, overall_result, score, summarize

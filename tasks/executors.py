@@ -16,13 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.schemas import ExecutorConfig
+
+from sprintflow.errors import ExecutorUnavailable, InputError
 
 from .process import CappedBuffer, CommandResult, run_command, scrubbed_env
 
-__all__ = ["CommandSpec", "DockerExecutor", "Executor", "LocalExecutor", "RUNNERS_DIR",
-           "docker_available", "resolve_executor", "sweep_containers"]
+__all__ = [
+    "RUNNERS_DIR",
+    "CommandSpec",
+    "DockerExecutor",
+    "Executor",
+    "LocalExecutor",
+    "docker_available",
+    "resolve_executor",
+    "sweep_containers",
+]
 
 logger = logging.getLogger("sprintflow.executors")
 

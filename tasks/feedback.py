@@ -7,8 +7,18 @@ should happen instead, and how to reproduce it.
 
 from __future__ import annotations
 
-from sprintflow.schemas import (Category, CriterionResult, Diagnostic, EvalResult, GeneratorFeedback,
-                                Outcome, Priority, Regression, Score, StrategyResult)
+from sprintflow.schemas import (
+    Category,
+    CriterionResult,
+    Diagnostic,
+    EvalResult,
+    GeneratorFeedback,
+    Outcome,
+    Priority,
+    Regression,
+    Score,
+    StrategyResult,
+)
 
 __all__ = ["find_regressions", "generator_feedback", "overall_result", "score", "summarize"]
 

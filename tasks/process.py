@@ -15,14 +15,15 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Mapping
+from typing import IO
 
-__all__ = ["CappedBuffer", "CommandResult", "run_command", "scrubbed_env", "kill_group"]
+__all__ = ["CappedBuffer", "CommandResult", "kill_group", "run_command", "scrubbed_env"]
 
 # Variables that carry credentials never reach code under test or an engine we did not ask for.
-_SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _SECRET_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "GITHUB_", "GH_", "ANTHROPIC_", "OPENAI_", "HF_")
 KILL_GRACE_S = 2.0
 

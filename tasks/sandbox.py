@@ -13,11 +13,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+from sprintflow.schemas import DEFAULT_IMAGE
 
 from sprintflow.errors import ExecutorUnavailable, InputError
-from sprintflow.schemas import DEFAULT_IMAGE
 
 __all__ = ["APT_PACKAGES", "PIP_PACKAGES", "SANDBOX_UID", "build_sandbox_image"]
 

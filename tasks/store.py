@@ -12,8 +12,9 @@ import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = ["NdjsonLine", "append_ndjson", "atomic_write_text", "read_ndjson", "sprintflow_dir"]
 
