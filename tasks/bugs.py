@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sprintflow.schemas._base import utc_now
+from sprintflow.schemas.testrun import TestFailureEntry, TestRun
 
 from sprintflow.errors import InputError, TransitionError
 
@@ -46,11 +47,13 @@ from .store import append_ndjson, read_ndjson, sprintflow_dir
 
 __all__ = [
     "ACTIVE",
+    "RUNNER_TEST_NAME",
     "TRANSITIONS",
     "Bug",
     "BugFold",
     "BugOpening",
     "BugStatus",
+    "BugSync",
     "bug_history",
     "bugs_path",
     "dedup_key",
@@ -58,6 +61,7 @@ __all__ = [
     "guess_severity",
     "list_bugs",
     "open_bug",
+    "sync_bugs",
     "transition_bug",
 ]
 
@@ -389,3 +393,78 @@ def _locked(path: Path | str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True)
+class BugSync:
+    """What :func:`sync_bugs` did, in the seed's TesterOutput terms."""
+
+    test_run: TestRun
+    """The run with each failure's ``bug_id`` filled in."""
+    bugs_opened: list[str]
+    bugs_transitioned: list[dict[str, str]]
+    """``{"id", "from", "to"}`` for every reopen and every fix."""
+
+
+RUNNER_TEST_NAME = "<test runner>"
+"""The test name of a crash bug when the runner reported no failure to pin it on."""
+
+
+def sync_bugs(workspace: Path | str, test_run: TestRun, unit: str, run_id: str,
+              passing_tests: Iterable[str] | None = None) -> BugSync:
+    """Bridge a test run to ``bugs.ndjson`` (the seed's bug-bridge), then return the run with bug ids.
+
+    Each failure reuses, reopens or opens its bug (``unit_test_infra`` when the
+    runner crashed). Active bugs of tests that now pass move to ``fixed`` with
+    this run as fix reference, and so do the unit's crash bugs once a run no
+    longer crashes. Call it before writing ``result.json`` so the ids are in it.
+
+    Args:
+        workspace: the workspace holding ``.sprintflow/bugs.ndjson``.
+        test_run: the judged run (:func:`~sprintflow.tasks.testrun.build_test_run`).
+        unit: the unit under test.
+        run_id: this run's id.
+        passing_tests: names of the tests that passed; default ``test_run.passed_tests``.
+
+    Example:
+        >>> sync = sync_bugs(".", run, unit="todo-be", run_id=run.run_id)
+        >>> sync.bugs_opened, sync.test_run.failures[0].bug_id
+        (['bug-20260513-1031-c9f2'], 'bug-20260513-1031-c9f2')
+    """
+    path = bugs_path(workspace)
+    opened: list[str] = []
+    moved: list[dict[str, str]] = []
+    failures = [_track_failure(path, entry, unit, run_id, test_run.crashed, opened, moved)
+                for entry in test_run.failures]
+    if test_run.crashed and not failures:
+        crash = open_bug(path, unit=unit, test_name=RUNNER_TEST_NAME, run_id=run_id,
+                         source="unit_test_infra",
+                         title=f"the test runner crashed: {test_run.crash_reason}",
+                         detail=f"{test_run.crash_reason}\n\n{test_run.stdout_tail}")
+        _note(crash, opened, moved)
+    failing = {entry.test for entry in test_run.failures}
+    passing = set(test_run.passed_tests if passing_tests is None else passing_tests)
+    for bug in list_bugs(path, unit=unit, statuses=ACTIVE):
+        runner_works = not test_run.crashed and bug.source == "unit_test_infra"
+        if bug.test_name in passing or (runner_works and bug.test_name not in failing):
+            transition_bug(path, bug.id, "fixed", by="tester", fix_refs=[run_id])
+            moved.append({"id": bug.id, "from": bug.status, "to": "fixed"})
+    return BugSync(test_run.model_copy(update={"failures": failures}), opened, moved)
+
+
+def _track_failure(path: Path, entry: TestFailureEntry, unit: str, run_id: str, crashed: bool,
+                   opened: list[str], moved: list[dict[str, str]]) -> TestFailureEntry:
+    summary = (f"expected {entry.expected}, got {entry.got}" if entry.expected is not None
+               else next(iter(entry.stack.splitlines()), "failed"))
+    opening = open_bug(path, unit=unit, test_name=entry.test, run_id=run_id,
+                       source="unit_test_infra" if crashed else "unit_test",
+                       title=f"{entry.test}: {summary}", detail=entry.stack, got=entry.got)
+    _note(opening, opened, moved)
+    return entry.model_copy(update={"bug_id": opening.bug.id})
+
+
+def _note(opening: BugOpening, opened: list[str], moved: list[dict[str, str]]) -> None:
+    if opening.action == "opened":
+        opened.append(opening.bug.id)
+    elif opening.action == "reopened":
+        moved.append({"id": opening.bug.id, "from": "fixed", "to": "open"})

@@ -30,18 +30,26 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
 
-from sprintflow.errors import ReportError
+from sprintflow.errors import InputError, ReportError
 
 from .hints import Language, build_hint
 from .parsers import ParsedReport, Roots, TestFailure, parse_report
 from .parsers._common import relativise
+from .store import atomic_write_text, sprintflow_dir
 
-__all__ = ["TEST_REPORT_FORMATS", "build_test_run", "declared_status_codes", "new_run_id"]
+__all__ = [
+    "TEST_REPORT_FORMATS",
+    "build_test_run",
+    "declared_status_codes",
+    "new_run_id",
+    "record_test_run",
+]
 
 TEST_REPORT_FORMATS = ("vitest", "jest", "junit")
 """Report formats of test runners :func:`build_test_run` reads."""
@@ -284,3 +292,25 @@ def _expected_statuses(data: Any) -> Iterator[int]:
     elif isinstance(data, list):
         for item in data:
             yield from _expected_statuses(item)
+
+
+def record_test_run(workspace: Path | str, run_id: str, test_run: TestRun, stdout: str,
+                    stderr: str) -> Path:
+    """Write ``.sprintflow/runs/<runId>/{stdout.txt,stderr.txt,result.json}``, each atomically.
+
+    ``result.json`` is written last, so its presence means the run's folder is complete.
+
+    Raises:
+        InputError: ``run_id`` is not a plain file name (it would escape ``runs/``).
+
+    Example:
+        >>> record_test_run(".", run.run_id, run, stdout, stderr)
+        PosixPath('.sprintflow/runs/run-20260513-103115')
+    """
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", run_id):
+        raise InputError(f"run id {run_id!r} must be a plain name (letters, digits, . _ -)")
+    folder = sprintflow_dir(workspace) / "runs" / run_id
+    atomic_write_text(folder / "stdout.txt", stdout)
+    atomic_write_text(folder / "stderr.txt", stderr)
+    atomic_write_text(folder / "result.json", test_run.to_json())
+    return folder

@@ -13,13 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sprintflow.tasks.bugs import (
+    RUNNER_TEST_NAME,
     TRANSITIONS,
     bugs_path,
     fold_bugs,
     list_bugs,
     open_bug,
+    sync_bugs,
     transition_bug,
 )
+from sprintflow.tasks.testrun import build_test_run
 
 from sprintflow.errors import InputError, TransitionError
 
@@ -244,3 +247,57 @@ def test_fold_matches_the_reference_model(operations):
         fold = fold_bugs(path)
     assert {(b.unit, b.test_name): (b.status, b.reopen_count) for b in fold.bugs.values()} == model.bugs
     assert fold.problems == []
+
+
+# --- bridging test runs (the seed's samples A, B and C) ------------------------------------------
+
+REPORT = Path(__file__).resolve().parent.parent / "fixtures" / "reports" / "jest" / "30.5.2.json"
+
+
+def judged(report_text, run_id, exit_code=1):
+    return build_test_run(report_text, "jest", run_id=run_id, exit_code=exit_code,
+                          roots=["/tmp/sfrec/jest30"])
+
+
+def all_green(report_text):
+    data = json.loads(report_text)
+    for suite in data["testResults"]:
+        suite["status"] = "passed"
+        for test in suite["assertionResults"]:
+            test["status"] = "passed" if test["status"] == "failed" else test["status"]
+    return json.dumps(data)
+
+
+def test_failures_open_bugs_once_and_green_tests_fix_them(tmp_path):
+    red = REPORT.read_text()
+    first = sync_bugs(tmp_path, judged(red, "run-1"), unit="api", run_id="run-1")
+    assert len(first.bugs_opened) == 6 and first.bugs_transitioned == []
+    ids = [f.bug_id for f in first.test_run.failures]
+    assert ids == first.bugs_opened
+    bugs = fold_bugs(bugs_path(tmp_path)).bugs
+    assert bugs[ids[0]].severity == "high" and bugs[ids[0]].title.endswith("expected 404, got 500")
+
+    again = sync_bugs(tmp_path, judged(red, "run-2"), unit="api", run_id="run-2")
+    assert again.bugs_opened == [] and [f.bug_id for f in again.test_run.failures] == ids
+
+    green = sync_bugs(tmp_path, judged(all_green(red), "run-3", 0), unit="api", run_id="run-3")
+    fixed = {t["id"] for t in green.bugs_transitioned}
+    assert len(fixed) == 5 and all(t["to"] == "fixed" for t in green.bugs_transitioned)
+    bugs = fold_bugs(bugs_path(tmp_path)).bugs
+    assert all(bugs[i].fix_refs == ["run-3"] for i in fixed)
+    assert [b.test_name for b in bugs.values() if b.status == "open"] == ["tests/broken.test.js"]
+
+    regression = sync_bugs(tmp_path, judged(red, "run-4"), unit="api", run_id="run-4")
+    assert regression.bugs_opened == []
+    assert {t["id"] for t in regression.bugs_transitioned} == fixed
+    assert {t["from"] for t in regression.bugs_transitioned} == {"fixed"}
+
+
+def test_a_crashed_runner_opens_an_infra_bug_until_a_run_works(tmp_path):
+    crashed = build_test_run(None, "vitest", run_id="run-1", exit_code=1, stderr="SyntaxError")
+    sync = sync_bugs(tmp_path, crashed, unit="profile-be", run_id="run-1")
+    bug = fold_bugs(bugs_path(tmp_path)).bugs[sync.bugs_opened[0]]
+    assert (bug.source, bug.test_name) == ("unit_test_infra", RUNNER_TEST_NAME)
+    assert "SyntaxError" in bug.detail
+    works = sync_bugs(tmp_path, judged(REPORT.read_text(), "run-2"), unit="profile-be", run_id="run-2")
+    assert {"id": bug.id, "from": "open", "to": "fixed"} in works.bugs_transitioned

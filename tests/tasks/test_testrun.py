@@ -6,9 +6,14 @@ import pytest
 from pydantic import ValidationError
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestRun
-from sprintflow.tasks.testrun import build_test_run, declared_status_codes, new_run_id
+from sprintflow.tasks.testrun import (
+    build_test_run,
+    declared_status_codes,
+    new_run_id,
+    record_test_run,
+)
 
-from sprintflow.errors import ReportError
+from sprintflow.errors import InputError, ReportError
 
 
 def test_result_json_uses_the_seeds_snake_case_names_and_round_trips():
@@ -179,3 +184,18 @@ def test_status_codes_in_prose(description, codes):
 
 def test_new_run_id_has_the_seeds_form():
     assert re.fullmatch(r"run-\d{8}-\d{6}", new_run_id())
+
+
+def test_a_run_is_recorded_in_its_own_folder(tmp_path):
+    run = run_of(recorded("vitest", "3.2.7.json"), "vitest", stdout="out", stderr="err")
+    folder = record_test_run(tmp_path, run.run_id, run, "out", "err")
+    assert folder == tmp_path / ".sprintflow" / "runs" / "run-20260513-1031"
+    assert sorted(p.name for p in folder.iterdir()) == ["result.json", "stderr.txt", "stdout.txt"]
+    assert TestRun.model_validate_json((folder / "result.json").read_text()) == run
+    assert (folder / "stdout.txt").read_text() == "out" and (folder / "stderr.txt").read_text() == "err"
+
+
+@pytest.mark.parametrize("run_id", ["../escape", "a/b", "", ".hidden"])
+def test_a_run_id_cannot_leave_the_runs_folder(tmp_path, run_id):
+    with pytest.raises(InputError, match="plain name"):
+        record_test_run(tmp_path, run_id, TestRun(run_id="r", next_action="done"), "", "")
