@@ -13,17 +13,36 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
-
-from sprintflow.errors import InfrastructureError
-from sprintflow.schemas import (CriterionResult, EvalResult, StrategyConfig, StrategyResult, StrategyType,
-                                VerificationMethod)
-from sprintflow.tasks.criteria import judge_by_command, judge_by_strategy, skipped_manual
-from sprintflow.tasks.evaluation import (EvaluationPlan, assemble_eval_result, cached_result,
-                                         load_previous_eval, plan_evaluation, store_cached_result,
-                                         write_eval_result)
+from sprintflow.schemas import (
+    CriterionResult,
+    EvalResult,
+    StrategyConfig,
+    StrategyResult,
+    StrategyType,
+    VerificationMethod,
+)
+from sprintflow.tasks.criteria import (
+    judge_by_command,
+    judge_by_strategy,
+    judge_manual,
+    manual_prompt,
+    skipped_manual,
+)
+from sprintflow.tasks.engines import resolve_engine, run_engine
+from sprintflow.tasks.evaluation import (
+    EvaluationPlan,
+    assemble_eval_result,
+    cached_result,
+    load_previous_eval,
+    plan_evaluation,
+    store_cached_result,
+    write_eval_result,
+)
 from sprintflow.tasks.executors import CommandSpec, resolve_executor
 from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
 from sprintflow.tasks.strategies import run_strategy
+
+from sprintflow.errors import ConfigError, InfrastructureError
 
 __all__ = ["evaluate_flow"]
 
@@ -36,7 +55,7 @@ def infrastructure_only(task, task_run, state) -> bool:
         state.result()
     except InfrastructureError:
         return True
-    except Exception:
+    except Exception:  # noqa: BLE001 - any other failure is the code's, and is never retried
         return False
     return False
 
@@ -62,6 +81,20 @@ def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str) -> Criter
     return judge_by_command(criterion, command, plan.executor.run(plan.workspace, spec))
 
 
+@task(cache_policy=NO_CACHE, task_run_name="manual-{criterion_id}")
+def judge_manual_criterion_task(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
+    """Ask the evaluator engine, when one is configured; otherwise skipped with the reason."""
+    criterion = next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
+    try:
+        engine = resolve_engine("evaluator", config=plan.project.engines)
+    except ConfigError:
+        return skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
+                                         "to judge it by reading the code.")
+    reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
+                       cwd=plan.workspace, timeout=plan.project.engines.timeout)
+    return judge_manual(criterion, reply)
+
+
 def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order)."""
     futures, builds = [], []
@@ -76,17 +109,15 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
 
 def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies)}
-    custom = {c.criterion_id: run_custom_criterion_task.submit(plan, c.criterion_id)
-              for c in plan.contract.success_criteria
-              if c.verification_method is VerificationMethod.custom}
+    by_command = {VerificationMethod.custom: run_custom_criterion_task,
+                  VerificationMethod.manual: judge_manual_criterion_task}
+    pending = {c.criterion_id: by_command[c.verification_method].submit(plan, c.criterion_id)
+               for c in plan.contract.success_criteria if c.verification_method in by_command}
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method
-        if method is VerificationMethod.custom:
-            results.append(custom[criterion.criterion_id].result())
-        elif method is VerificationMethod.manual:
-            results.append(skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
-                                                     "to judge it by reading the code."))
+        if criterion.criterion_id in pending:
+            results.append(pending[criterion.criterion_id].result())
         else:
             results.append(judge_by_strategy(criterion, by_type.get(method.value)))
     return results

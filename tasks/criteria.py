@@ -9,17 +9,22 @@ concrete, as the seed's evidence standards ask: commands, exit codes, file:line.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sprintflow.schemas import (
     CriterionResult,
     Outcome,
+    SprintContract,
     StrategyResult,
     SuccessCriterion,
     VerificationMethod,
 )
 
+from .engines import EngineReply
 from .process import CommandResult
+from .scoring import extract_json
 
-__all__ = ["judge_by_command", "judge_by_strategy", "skipped_manual"]
+__all__ = ["judge_by_command", "judge_by_strategy", "judge_manual", "manual_prompt", "skipped_manual"]
 
 
 def _criterion(criterion: SuccessCriterion, result: Outcome, evidence: str, feedback: str = "") -> CriterionResult:
@@ -81,3 +86,46 @@ def skipped_manual(criterion: SuccessCriterion, reason: str) -> CriterionResult:
     """A manual criterion nobody could judge: skipped, and a required one blocks the pass."""
     return _criterion(criterion, Outcome.skipped, reason,
                       "Configure an evaluator engine (SPRINTFLOW_EVALUATOR_ENGINE) or verify by hand.")
+
+
+MANUAL_FILE_CHARS = 20_000
+MANUAL_PROMPT_CHARS = 100_000
+
+
+def manual_prompt(criterion: SuccessCriterion, contract: SprintContract, workspace: Path) -> str:
+    """What an evaluator engine reads to judge a manual criterion by inspecting the code."""
+    parts = [
+        ("You are the evaluator of a coding sprint. Judge ONE success criterion by reading the code "
+         "in the current directory. Be strict: if you cannot verify it, it fails."),
+        f"## Sprint\n{contract.title}\n{contract.description}",
+        f"## Criterion {criterion.criterion_id}\n{criterion.description}",
+        f"## Evaluator notes\n{contract.evaluator_notes}",
+        ('Answer with one JSON object only: {"result": "pass" or "fail", "evidence": "what you read, '
+         'with file:line", "feedback": "if it fails: what is wrong and what should happen instead"}'),
+    ]
+    budget = MANUAL_PROMPT_CHARS - sum(map(len, parts))
+    for name in contract.estimated_files:
+        path = workspace / name
+        if budget <= 0 or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")[: min(MANUAL_FILE_CHARS, budget)]
+        budget -= len(text)
+        parts.append(f"## File {name}\n```\n{text}\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+def judge_manual(criterion: SuccessCriterion, reply: EngineReply) -> CriterionResult:
+    """The evaluator engine's verdict; an unusable answer fails closed with the raw text kept."""
+    if not reply.ok:
+        return _criterion(criterion, Outcome.failed,
+                          f"The evaluator engine failed ({reply.reason}); raw output: {reply.raw[:500]!r}",
+                          "Nothing verified this criterion; re-run when the evaluator engine works.")
+    answer = extract_json(reply.text, prefer=("result",)) or {}
+    verdict = str(answer.get("result", "")).lower()
+    evidence = str(answer.get("evidence") or "").strip()
+    if verdict not in ("pass", "fail") or not evidence:
+        return _criterion(criterion, Outcome.failed,
+                          f"The evaluator engine's answer has no result and evidence: {reply.text[:500]!r}",
+                          "Nothing verified this criterion; the evaluator engine must answer in JSON.")
+    outcome = Outcome.passed if verdict == "pass" else Outcome.failed
+    return _criterion(criterion, outcome, f"Evaluator engine: {evidence}", str(answer.get("feedback") or ""))

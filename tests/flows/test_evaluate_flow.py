@@ -199,3 +199,21 @@ def test_cli_malformed_contract(workspace_factory, tmp_path):
     contract.write_text('{"contractId": "x",')
     run = sprintflow_cli("evaluate", str(workspace), "--contract", str(contract))
     assert run.returncode == 2 and "invalid JSON at line 1" in run.stderr and "Traceback" not in run.stderr
+
+
+ENGINE_PASS = ("python3 -c \"import sys, json; prompt = sys.stdin.read(); "
+               "print('Checked.\\\\n' + json.dumps({'result': 'pass' if 'sc-1-8' in prompt else 'fail', "
+               "'evidence': 'src/todo_api/server.py:1 imports only http.server and json'}))\"")
+
+
+@pytest.mark.parametrize("engine, outcome, evidence", [
+    (ENGINE_PASS, "pass", "Evaluator engine: src/todo_api/server.py:1"),
+    ("echo 'looks fine to me'", "fail", "has no result and evidence"),
+    ("exit 3", "fail", "evaluator engine failed (engine exited with code 3"),
+])
+def test_manual_criteria_go_to_the_evaluator_engine(prefect_harness, workspace_factory, monkeypatch,
+                                                    engine, outcome, evidence):
+    monkeypatch.setenv("SPRINTFLOW_EVALUATOR_ENGINE", engine)
+    result = _evaluate(workspace_factory("python-api"), "local")
+    manual = next(c for c in result.criteria_results if c.criterion_id == "sc-1-8")
+    assert manual.result.value == outcome and evidence in manual.evidence
