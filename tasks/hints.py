@@ -121,8 +121,9 @@ def _timeout(f: _Failure) -> str | None:
 
 
 def _bcrypt_undefined(f: _Failure) -> str | None:
-    if re.search(r"Illegal arguments: (?:undefined|null|object)|data and hash arguments required",
-                 f.text):
+    # bcrypt's own messages, and the seed's rule: a TypeError raised inside compare().
+    if re.search(r"Illegal arguments: (?:undefined|null|object)|data and hash arguments required"
+                 r"|TypeError[^\n]*\bcompare", f.text, re.IGNORECASE):
         return f.say("bcrypt")
     return None
 
@@ -131,7 +132,7 @@ _UNDEFINED = re.compile(
     r"Cannot read propert(?:y|ies) of (?P<js>undefined|null)(?: \(reading '(?P<prop>[^']+)'\))?"
     r"|Cannot destructure property '(?P<dprop>[^']+)' of .+? as it is (?P<djs>undefined|null)"
     r"|'NoneType' object has no attribute '(?P<attr>\w+)'"
-    r"|'NoneType' object is not (?P<sub>subscriptable)")
+    r"|'NoneType' object is not (?P<sub>subscriptable)", re.IGNORECASE)
 
 
 def _undefined_value(f: _Failure) -> str | None:

@@ -116,6 +116,8 @@ def failure(message, expected=None, received=None, test="todo POST /api/todos",
     (failure("ImportError: cannot import name 'parse_title' from 'todo_api.server'"),
      ["`parse_title`", "`todo_api.server`"]),
     (failure("Error: Illegal arguments: undefined, string"), ["bcrypt.compare", "401"]),
+    (failure("TypeError: Cannot read properties of null (reading 'password') at compare"),
+     ["bcrypt.compare"]),
     (failure("Error: something odd happened\n    at src/routes.js:12:3"),
      ["something odd happened", "todo POST /api/todos"]),
     (failure("", file=None, line=None), ["In “todo POST /api/todos”"]),
@@ -125,3 +127,13 @@ def test_seed_failure_kinds_get_specific_hints(case, words):
     assert "src/routes.js:12" in hint or case.file is None
     for word in words:
         assert word in hint
+
+
+def test_the_seeds_sample_a_hint():
+    """Sample A: 缺 body title → 400 answered 500, the stack a TypeError on req.body.title.length."""
+    sample = TestFailure(test="缺 body title → 400", message="expected 500 to be 400",
+                         file="code/service.js", line=4, expected="400", received="500",
+                         stack="TypeError: cannot read properties of undefined (reading 'length') "
+                               "at create (code/service.js:4:21)")
+    assert build_hint(sample, "zh") == ("code/service.js:4 处读取了 undefined 的 `.length` 导致崩溃:"
+                                        "先做存在性判断再访问 `.length`,缺失时返回 400。")
