@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun
 
@@ -89,7 +89,8 @@ class Bug(BaseModel):
     status: BugStatus
     source: Literal["unit_test", "unit_test_infra"] | str = "unit_test"
     """``unit_test`` for a failing test, ``unit_test_infra`` for a crashed runner."""
-    unit: str
+    unit: str = Field(validation_alias=AliasChoices("unit", "unit_id"))
+    """The unit under test (the seed's bug_open calls it ``unit_id``; both are read)."""
     run_id: str
     """The run that opened (or last reopened) the bug."""
     test_name: str
@@ -315,8 +316,10 @@ def open_bug(path: Path | str, *, unit: str, test_name: str, run_id: str,
         if active is not None:
             return BugOpening(active, "reused")
         if same:
+            # The regression's own error replaces the old one; the fix history stays.
+            changes = {"detail": detail or same[-1].detail, "title": title or same[-1].title}
             return BugOpening(_append_transition(path, same[-1], "open", by=by, run_id=run_id,
-                                                 fix_refs=None), "reopened")
+                                                 fix_refs=None, **changes), "reopened")
         now = utc_now()
         bug = Bug(id=_new_id(bugs), status="open", source=source, unit=unit, run_id=run_id,
                   test_name=test_name, category=category,
@@ -348,7 +351,8 @@ def transition_bug(path: Path | str, bug_id: str, to: str, *, by: str | None = N
 
 
 def _append_transition(path: Path | str, bug: Bug, to: str, *, by: str | None,
-                       run_id: str | None, fix_refs: Iterable[str] | None) -> Bug:
+                       run_id: str | None, fix_refs: Iterable[str] | None,
+                       **changes: Any) -> Bug:
     if to not in TRANSITIONS:
         raise TransitionError(f"{bug.id}: unknown status {to!r}; "
                               f"known: {', '.join(TRANSITIONS)}")
@@ -362,6 +366,7 @@ def _append_transition(path: Path | str, bug: Bug, to: str, *, by: str | None,
         "event": "reopen" if reopen else "transition", "run_id": run_id or bug.run_id,
         "fix_refs": [*bug.fix_refs, *(r for r in fix_refs or () if r not in bug.fix_refs)],
         "reopened": bug.reopened or reopen, "reopen_count": bug.reopen_count + reopen,
+        **changes,
     })
     append_ndjson(path, updated.model_dump(mode="json"))
     return updated

@@ -77,8 +77,9 @@ def test_the_lifecycle_records_who_and_which_fix(path):
 def test_a_fixed_bug_failing_again_is_reopened_and_counted(path):
     bug = open_bug(path, unit="u", test_name="t", run_id="run-1").bug
     transition_bug(path, bug.id, "fixed", by="tester", fix_refs=["run-2"])
-    reopened = open_bug(path, unit="u", test_name="t", run_id="run-3")
+    reopened = open_bug(path, unit="u", test_name="t", run_id="run-3", detail="new stack")
     assert reopened.action == "reopened" and reopened.bug.id == bug.id
+    assert reopened.bug.detail == "new stack"
     assert (reopened.bug.status, reopened.bug.reopened, reopened.bug.reopen_count) == ("open", True, 1)
     assert reopened.bug.run_id == "run-3" and reopened.bug.fix_refs == ["run-2"]
     transition_bug(path, bug.id, "fixed", by="tester")
@@ -131,6 +132,18 @@ def test_lines_that_are_not_bugs_are_reported_not_fatal(path):
     assert list(fold.bugs) == [bug.id]
     assert [p.split(": ")[1] for p in fold.problems] == ["not a bug record", "not a bug record"]
     assert fold_bugs(path.parent / "missing.ndjson").bugs == {}
+
+
+def test_records_written_with_the_seeds_unit_id_are_read(path):
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({
+        "id": "bug-20260513-1031-c9f2", "status": "open", "source": "unit_test", "unit_id": "todo-be",
+        "run_id": "run-20260513-1031", "test_name": "缺 body title → 400", "category": "unknown",
+        "severity": "high", "created_at": "2026-05-13T10:31:00Z", "updated_at": "2026-05-13T10:31:00Z",
+    }, ensure_ascii=False) + "\n")
+    assert open_bug(path, unit="todo-be", test_name="缺 body title → 400", run_id="r").action == "reused"
+    fixed = transition_bug(path, "bug-20260513-1031-c9f2", "fixed", by="tester")
+    assert json.loads(path.read_text().splitlines()[-1])["unit"] == fixed.unit == "todo-be"
 
 
 def test_a_file_replaced_at_the_same_path_is_folded_afresh(path):
