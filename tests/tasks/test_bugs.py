@@ -22,7 +22,7 @@ from sprintflow.tasks.bugs import (
     sync_bugs,
     transition_bug,
 )
-from sprintflow.tasks.testrun import build_test_run
+from sprintflow.tasks.testrun import build_test_run, record_test_run
 
 from sprintflow.errors import InputError, TransitionError
 
@@ -314,3 +314,12 @@ def test_a_crashed_runner_opens_an_infra_bug_until_a_run_works(tmp_path):
     assert "SyntaxError" in bug.detail
     works = sync_bugs(tmp_path, judged(REPORT.read_text(), "run-2"), unit="profile-be", run_id="run-2")
     assert {"id": bug.id, "from": "open", "to": "fixed"} in works.bugs_transitioned
+
+
+def test_sample_a_result_json_names_the_bug_of_each_failure(tmp_path):
+    run = judged(REPORT.read_text(), "run-20260513-1031")
+    sync = sync_bugs(tmp_path, run, unit="api", run_id=run.run_id)
+    folder = record_test_run(tmp_path, run.run_id, sync.test_run, "stdout", "stderr")
+    result = json.loads((folder / "result.json").read_text())
+    assert [f["bug_id"] for f in result["failures"]] == sync.bugs_opened
+    assert set(sync.bugs_opened) == set(fold_bugs(bugs_path(tmp_path)).bugs)
