@@ -241,7 +241,8 @@ def _contract_data(contract: SprintContract | Mapping[str, Any] | None) -> Mappi
 
 def _criteria_coverage(contract: SprintContract | Mapping[str, Any] | None,
                        test_names: Iterable[str]) -> tuple[float | None, list[str]]:
-    criteria = [c.get("criterionId") for c in _contract_data(contract).get("successCriteria") or []
+    criteria = [str(c["criterionId"])
+                for c in _contract_data(contract).get("successCriteria") or []
                 if isinstance(c, Mapping) and c.get("criterionId")]
     tagged = {tag.lower() for name in test_names for tag in _CRITERION_TAG.findall(name)}
     uncovered = [c for c in criteria if c.lower() not in tagged]
