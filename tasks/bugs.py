@@ -138,7 +138,12 @@ class BugOpening:
 
 
 def bugs_path(workspace: Path | str) -> Path:
-    """The workspace's bug file: ``<workspace>/.sprintflow/bugs.ndjson``."""
+    """The workspace's bug file: ``<workspace>/.sprintflow/bugs.ndjson``.
+
+    Example:
+        >>> bugs_path("/work/app")
+        PosixPath('/work/app/.sprintflow/bugs.ndjson')
+    """
     return sprintflow_dir(workspace) / "bugs.ndjson"
 
 

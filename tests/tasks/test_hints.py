@@ -4,6 +4,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sprintflow.tasks.hints import build_hint
 from sprintflow.tasks.parsers import TestFailure, parse_report
 
@@ -137,3 +139,14 @@ def test_the_seeds_sample_a_hint():
                                "at create (code/service.js:4:21)")
     assert build_hint(sample, "zh") == ("code/service.js:4 处读取了 undefined 的 `.length` 导致崩溃:"
                                         "先做存在性判断再访问 `.length`,缺失时返回 400。")
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=st.text(max_size=200), expected=st.none() | st.text(max_size=40),
+       received=st.none() | st.text(max_size=40), language=st.sampled_from(["en", "zh"]),
+       line=st.none() | st.integers(1, 9999))
+def test_any_failure_text_gets_a_located_hint(message, expected, received, language, line):
+    case = TestFailure(test="t", message=message, file="src/a.js", line=line,
+                       expected=expected, received=received, stack=message)
+    hint = build_hint(case, language)
+    assert hint.strip() and ("src/a.js:" + str(line) if line else "src/a.js") in hint
