@@ -125,7 +125,8 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> l
 
 @flow(name="evaluate", log_prints=True)
 def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cache: bool = True,
-                  iteration: int | None = None) -> EvalResult:
+                  iteration: int | None = None, blocking_issues: list[str] | None = None,
+                  notes: list[str] | None = None) -> EvalResult:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     Args:
@@ -134,6 +135,9 @@ def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cac
         executor: auto (Docker when an engine answers, else local), docker or local.
         use_cache: reuse strategy results of identical content and config.
         iteration: the iteration number (default: one past the contract's history).
+        blocking_issues: problems found outside the strategies (a generator that failed or
+            touched protected files); each becomes a critical feedback item and fails the result.
+        notes: observations that do not block (files changed outside estimatedFiles).
     """
     runner = resolve_executor(executor)
     plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration)
@@ -142,7 +146,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cac
     futures = _submit_strategies(plan, use_cache)
     strategies = [future.result() for future in futures]  # resolve every future
     criteria = _judge_criteria(plan, strategies)
-    result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan))
+    result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
+                                  blocking_issues=blocking_issues or [], notes=notes or [])
     path = write_eval_result(plan.workspace, result)
     key = artifact_key(result.contract_id)
     create_markdown_artifact(eval_markdown(result), key=key, description=result.summary[:250])

@@ -1,6 +1,7 @@
 """Pydantic models (the source of truth), their generated JSON Schemas, and validation."""
 
-from .config import DEFAULT_IMAGE, PRESETS, Commands, EngineConfig, EvaluatorConfig, ExecutorConfig, ProjectConfig, StrategyConfig
+from .config import (DEFAULT_IMAGE, PRESETS, Commands, EngineConfig, EvaluatorConfig, ExecutorConfig, ProjectConfig,
+                     SprintConfig, StrategyConfig)
 from .contract import ContractStatus, Feature, IterationRecord, PlanSpec, SprintContract, SuccessCriterion, VerificationMethod
 from .evaluation import (Category, CriterionResult, Diagnostic, EvalResult, GeneratorFeedback, Outcome, Priority,
                          Regression, Score, StrategyResult, StrategyType)
@@ -11,6 +12,6 @@ __all__ = [
     "Category", "Commands", "ContractStatus", "CriterionResult", "DEFAULT_IMAGE", "Diagnostic", "Document",
     "EngineConfig", "EvalResult", "EvaluatorConfig", "ExecutorConfig", "Feature", "GeneratorFeedback",
     "IterationRecord", "KINDS", "Outcome", "PRESETS", "PlanSpec", "Priority", "ProjectConfig", "Regression",
-    "Score", "SprintContract", "StrategyConfig", "StrategyResult", "StrategyType", "SuccessCriterion",
+    "Score", "SprintConfig", "SprintContract", "StrategyConfig", "StrategyResult", "StrategyType", "SuccessCriterion",
     "VerificationMethod", "detect_kind", "json_schema", "load_document", "utc_now", "validate_data",
 ]

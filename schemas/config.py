@@ -10,7 +10,7 @@ from ._base import Document
 from .evaluation import StrategyType
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
-           "StrategyConfig", "PRESETS", "DEFAULT_IMAGE"]
+           "SprintConfig", "StrategyConfig", "PRESETS", "DEFAULT_IMAGE"]
 
 DEFAULT_IMAGE = "sprintflow-sandbox:latest"
 
@@ -71,6 +71,13 @@ class EngineConfig(Document):
     timeout: float = Field(default=900, gt=0)
 
 
+class SprintConfig(Document):
+    branch_pattern: str | None = None
+    """Commit each iteration on this git branch, e.g. ``sprintflow/{contractId}``; None: no commits."""
+    held_out: list[str] = Field(default_factory=lambda: ["evals"])
+    """Held-out evaluation data the generator must never touch (protected like .sprintflow/)."""
+
+
 class ProjectConfig(Document):
     """Everything sprintflow reads about a workspace."""
 
@@ -79,7 +86,9 @@ class ProjectConfig(Document):
     evaluator: EvaluatorConfig = Field(default_factory=EvaluatorConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     engines: EngineConfig = Field(default_factory=EngineConfig)
+    sprint: SprintConfig = Field(default_factory=SprintConfig)
     protected_paths: list[str] = Field(default_factory=list)
+    """More paths (relative to the workspace) the generator may not change."""
 
     def strategies(self) -> list[StrategyConfig]:
         """The configured strategies, or the preset's default set."""

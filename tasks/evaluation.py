@@ -28,7 +28,7 @@ from sprintflow.config import load_project_config
 from sprintflow.errors import WorkspaceError
 
 from .executors import Executor
-from .feedback import find_regressions, generator_feedback, overall_result, score, summarize
+from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
 from .store import atomic_write_text, sprintflow_dir
 from .strategies import StrategyRun, check_strategy_config, resolve_command
 from .workspace import workspace_hash
@@ -162,12 +162,17 @@ def load_previous_eval(plan: EvaluationPlan) -> EvalResult | None:
 
 
 def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
-                         criteria: list[CriterionResult], previous: EvalResult | None) -> EvalResult:
-    """Score, regressions, feedback and summary around the raw results."""
+                         criteria: list[CriterionResult], previous: EvalResult | None,
+                         blocking_issues: list[str] = (), notes: list[str] = ()) -> EvalResult:
+    """Score, regressions, feedback and summary around the raw results.
+
+    ``blocking_issues`` (found outside the strategies) fail the result as critical items.
+    """
     regressions = find_regressions(previous, strategies, criteria)
     commands = {s.name: resolve_command(s, plan.project) or "" for s in plan.strategies}
     feedback = generator_feedback(strategies, criteria, regressions, commands)
-    result = overall_result(strategies, criteria)
+    feedback = [*process_items(blocking_issues, notes), *feedback]
+    result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)
     contract = plan.contract
     return EvalResult(

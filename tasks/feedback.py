@@ -20,7 +20,7 @@ from sprintflow.schemas import (
     StrategyResult,
 )
 
-__all__ = ["find_regressions", "generator_feedback", "overall_result", "score", "summarize"]
+__all__ = ["find_regressions", "generator_feedback", "overall_result", "process_items", "score", "summarize"]
 
 MAX_ITEMS_PER_STRATEGY = 20
 _PRIORITY_ORDER = {p: i for i, p in enumerate(Priority)}
@@ -102,6 +102,17 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
             expected="What worked in the previous iteration keeps working.",
             reproduction=regression.evidence[:500]))
     return sorted(items, key=lambda item: _PRIORITY_ORDER[item.priority])
+
+
+def process_items(blocking_issues: list[str], notes: list[str]) -> list[GeneratorFeedback]:
+    """Findings about the sprint process itself: blocking ones are critical, notes are low."""
+    blocking = [GeneratorFeedback(priority=Priority.critical, category=Category.bug, description=issue,
+                                  expected="The generator step completes and leaves protected files untouched.")
+                for issue in blocking_issues]
+    low = [GeneratorFeedback(priority=Priority.low, category=Category.quality, description=note,
+                             expected="Changes stay within the contract's estimatedFiles, or the contract lists them.")
+           for note in notes]
+    return blocking + low
 
 
 def _strategy_priority(result: StrategyResult) -> Priority:

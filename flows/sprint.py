@@ -1,0 +1,166 @@
+"""The sprint flow: drive each contract to completed or needs-rework, resumably.
+
+Per iteration: the generator engine changes the workspace (guarded), then the
+evaluate flow judges it. Every step leaves an atomically written file behind,
+so a run killed at any moment continues where it stopped when started again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.events import emit_event
+
+from sprintflow.config import load_project_config
+from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
+from sprintflow.tasks.engines import engine_env, resolve_engine, run_engine
+from sprintflow.tasks.sprint import (Guard, commit_iteration, contracts_dir, dependency_order, generator_prompt,
+                                     load_contracts, load_eval, read_journal, record_iteration, transition, write_contract,
+                                     write_journal)
+
+from .evaluate import evaluate_flow
+
+__all__ = ["sprint_flow"]
+
+RAW_KEPT = 20_000
+
+
+@task(cache_policy=NO_CACHE, task_run_name="generate-{contract_id}-{iteration}")
+def generate_task(workspace: Path, contract_id: str, iteration: int, engine: str, prompt: str,
+                  timeout: float) -> dict:
+    """One generator call; its failure is a failed step with the raw output kept, never a crash."""
+    env = engine_env({"SPRINTFLOW_CONTRACT_ID": contract_id, "SPRINTFLOW_ITERATION": str(iteration),
+                      "SPRINTFLOW_WORKSPACE": str(workspace)})
+    reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env)
+    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code, "durationMs": round(reply.duration_s * 1000),
+            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
+            "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:]}
+
+
+def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int,
+              engine: str) -> dict:
+    """The guarded generator step of one iteration; its journal entry marks it done."""
+    previous = load_eval(workspace, contract.contract_id, iteration - 1)
+    guard = Guard(workspace, project, contract)
+    entry = generate_task(workspace, contract.contract_id, iteration, engine,
+                          generator_prompt(contract, iteration, previous), project.engines.timeout)
+    report = guard.check_and_restore()
+    entry.update(tampered=report.tampered, unexpected=report.unexpected, changed=report.changed)
+    if project.sprint.branch_pattern:
+        entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration)
+    write_journal(workspace, contract.contract_id, iteration, entry)
+    return entry
+
+
+def _findings(entry: dict) -> tuple[list[str], list[str]]:
+    blocking = []
+    if not entry["ok"]:
+        blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration "
+                        "journal under .sprintflow/runs/sprint/.")
+    if entry["tampered"]:
+        blocking.append("The generator changed protected files, which were restored: "
+                        + ", ".join(entry["tampered"][:20]))
+    notes = ([f"Files changed outside estimatedFiles: {', '.join(entry['unexpected'][:20])}"]
+             if entry["unexpected"] else [])
+    return blocking, notes
+
+
+def _iterate(workspace: Path, path: Path, contract: SprintContract, project: ProjectConfig, engine: str,
+             executor: str, max_iterations: int) -> ContractStatus:
+    """Iterations until a pass or the limit; resumes from whatever files the last run left."""
+    if transition(contract, ContractStatus.in_progress):
+        write_contract(path, contract)
+    while True:
+        history = contract.iteration_history
+        if history and history[-1].result == "pass":
+            return ContractStatus.completed
+        iteration = len(history) + 1
+        if iteration > max_iterations:
+            return ContractStatus.needs_rework
+        result = load_eval(workspace, contract.contract_id, iteration)
+        entry = read_journal(workspace, contract.contract_id, iteration)
+        if result is None or entry is None:
+            entry = entry or _generate(workspace, project, contract, iteration, engine)
+            blocking, notes = _findings(entry)
+            result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
+                                   blocking_issues=blocking, notes=notes)
+        record_iteration(contract, result)
+        write_contract(path, contract)
+
+
+def _finish(path: Path, contract: SprintContract, status: ContractStatus) -> None:
+    if transition(contract, status):
+        write_contract(path, contract)
+    _emit(contract, status.value)
+
+
+def _emit(contract: SprintContract, outcome: str) -> None:
+    emit_event(event=f"sprintflow.contract.{outcome}",
+               resource={"prefect.resource.id": f"sprintflow.contract.{contract.contract_id}",
+                         "prefect.resource.name": contract.title},
+               payload={"contractId": contract.contract_id, "specId": contract.spec_id,
+                        "iterations": len(contract.iteration_history), "lastEvalId": contract.last_eval_id})
+
+
+@flow(name="sprint", log_prints=True)
+def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None = None,
+                executor: str = "auto", max_iterations: int | None = None,
+                retry_rework: bool = False) -> dict[str, str]:
+    """Run every contract that is not completed, in dependency order.
+
+    Args:
+        workspace: the project the generator works on.
+        contracts: folder of contracts (default: WORKSPACE/.sprintflow/contracts).
+        engine: generator engine command or preset (else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE,
+            engines.generator).
+        executor: where strategies run: auto, docker or local.
+        max_iterations: iterations per contract (default: evaluator.maxIterations).
+        retry_rework: also run contracts that ended needs-rework before (from their next iteration).
+
+    Returns:
+        contractId -> completed | needs-rework | blocked.
+    """
+    root = Path(workspace).resolve()
+    project = load_project_config(root)
+    folder = Path(contracts).resolve() if contracts else contracts_dir(root)
+    loaded = load_contracts(folder)
+    generator = resolve_engine("generator", explicit=engine, config=project.engines)
+    limit = max_iterations or project.evaluator.max_iterations
+    order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
+    progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")
+    outcomes: dict[str, str] = {}
+    for done, cid in enumerate(order, start=1):
+        path, contract = loaded[cid]
+        outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework, outcomes)
+        print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
+        update_progress_artifact(progress, progress=100.0 * done / len(order))
+    create_markdown_artifact(_summary_markdown(loaded, outcomes), key="sprint-summary",
+                             description="Outcome of every contract in the last sprint run")
+    return outcomes
+
+
+def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectConfig, generator: str,
+             executor: str, limit: int, retry_rework: bool, outcomes: dict[str, str]) -> str:
+    if contract.status is ContractStatus.completed:
+        return "completed"
+    if contract.status is ContractStatus.needs_rework and not retry_rework:
+        return "needs-rework"
+    blockers = [d for d in contract.depends_on if outcomes.get(d) != "completed"]
+    if blockers:
+        print(f"{contract.contract_id} is blocked by {', '.join(blockers)}")
+        _emit(contract, "blocked")
+        return "blocked"
+    status = _iterate(root, path, contract, project, generator, executor, limit)
+    _finish(path, contract, status)
+    return status.value
+
+
+def _summary_markdown(loaded: dict, outcomes: dict[str, str]) -> str:
+    lines = ["| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
+    for cid, outcome in outcomes.items():
+        contract = loaded[cid][1]
+        lines.append(f"| {cid} | {outcome} | {len(contract.iteration_history)} | {contract.last_eval_id or ''} |")
+    return "# Sprint run\n\n" + "\n".join(lines) + "\n"
