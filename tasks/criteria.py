@@ -20,9 +20,8 @@ from sprintflow.schemas import (
     VerificationMethod,
 )
 
-from .engines import EngineReply
+from .engines import EngineReply, extract_json
 from .process import CommandResult
-from .scoring import extract_json
 
 __all__ = ["judge_by_command", "judge_by_strategy", "judge_manual", "manual_prompt", "skipped_manual"]
 
