@@ -1,0 +1,194 @@
+"""Score a skill as a Prefect flow: the same logic as ``tasks.scoring``, with retries and artifacts.
+
+Cases run as batch tasks, not one task per case: Prefect costs ~5 ms per task
+run, which at 1,000 cases would double the wall time of 50 ms engines. A batch
+runs its cases one after the other, and at most ``concurrency`` batches run at
+once, so at most ``concurrency`` engines run at a time. Only an
+``InfrastructureError`` (an engine that could not start) is retried, and then
+only its batch; a wrong answer is a verdict, never retried.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture, as_completed
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
+from sprintflow.schemas._base import utc_now
+from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
+from sprintflow.tasks.scoring import (
+    DEFAULT_CASE_TIMEOUT,
+    ScoreRun,
+    build_report,
+    compare_reports,
+    iter_cases,
+    persist_compare_report,
+    persist_report,
+    prepare_run,
+    report_rows,
+    score_case,
+    with_prompt,
+)
+
+from sprintflow.errors import InfrastructureError
+
+__all__ = ["MAX_CONCURRENCY", "compare_flow", "retry_on_infrastructure", "score_batch", "score_flow"]
+
+MAX_CONCURRENCY = 256
+
+
+def retry_on_infrastructure(task, task_run, state) -> bool:
+    """Prefect ``retry_condition_fn``: retry only when the machinery failed.
+
+    Example:
+        >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
+        ... def call_engine(): ...
+    """
+    try:
+        state.result(raise_on_failure=True)
+    except InfrastructureError:
+        return True
+    except Exception:  # noqa: BLE001 - anything else is a real failure: never retried
+        return False
+    return False
+
+
+@task(name="score-batch", retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
+      cache_policy=NO_CACHE, persist_result=False)
+def score_batch(run: ScoreRun, cases: list[EvalCase]) -> list[CaseResult]:
+    """Score a batch of cases one after the other (the flow runs batches side by side)."""
+    return [score_case(run, case) for case in cases]
+
+
+@task(name="persist-score-report", cache_policy=NO_CACHE, persist_result=False)
+def publish_report(report: ScoreReport, root: str, persist: bool) -> str | None:
+    """Persist the report and its history row; show it as a table artifact."""
+    path = persist_report(report, root) if persist else None
+    create_table_artifact(
+        table=report_rows(report), key=_artifact_key("score", report.skill),
+        description=f"**{report.skill}**: {report.passed}/{report.total} passed (score {report.score:.3f}); "
+                    f"prompt `{report.prompt_file}` ({report.prompt_sha256[:12]})",
+    )
+    return str(path) if path else None
+
+
+@task(name="persist-compare-report", cache_policy=NO_CACHE, persist_result=False)
+def publish_comparison(comparison: CompareReport, a: ScoreReport, b: ScoreReport, root: str,
+                       persist: bool) -> str | None:
+    """Persist both reports and the comparison; show the differing cases as a table artifact."""
+    path = persist_compare_report(comparison, a, b, root) if persist else None
+    rows = [{"id": str(d.id), "a": d.a, "b": d.b, "reason_a": d.reason_a or "", "reason_b": d.reason_b or ""}
+            for d in comparison.differences]
+    test = comparison.mcnemar
+    create_table_artifact(
+        table=rows or [{"id": "", "a": "", "b": "", "reason_a": "no differing cases", "reason_b": ""}],
+        key=_artifact_key("score-compare", comparison.skill),
+        description=f"**{comparison.skill}**: A {a.passed}/{a.total} vs B {b.passed}/{b.total}; "
+                    f"McNemar p = {test.p_value:.4g} → {test.verdict}",
+    )
+    return str(path) if path else None
+
+
+def _artifact_key(prefix: str, skill: str) -> str:
+    # Artifact keys allow lowercase letters, digits and dashes only.
+    return f"{prefix}-{re.sub(r'[^a-z0-9-]+', '-', skill.lower())}".strip("-")
+
+
+def _batch_size(total_jobs: int, concurrency: int) -> int:
+    # About two batches per worker: each task run costs the API server CPU (measured at
+    # 1,000 cases: 63 batches 2.2 s, 32 batches 1.3 s) and two still even out the tail.
+    # The cap keeps a retried batch cheap.
+    return max(1, min(50, -(-total_jobs // (concurrency * 2))))
+
+
+def _batches(jobs: Iterator[EvalCase], size: int) -> Iterator[list[EvalCase]]:
+    while batch := list(islice(jobs, size)):
+        yield batch
+
+
+def _run_batches(runs: list[ScoreRun], concurrency: int) -> list[list[CaseResult]]:
+    """Results per run, in case order; at most ``concurrency`` batch tasks in flight."""
+    first = runs[0]
+    size = _batch_size(first.total * len(runs), concurrency)
+    results: dict[tuple[int, int], list[CaseResult]] = {}
+    in_flight: dict[PrefectFuture, tuple[int, int]] = {}
+
+    def collect() -> None:
+        done = next(as_completed(list(in_flight)))
+        results[in_flight.pop(done)] = done.result()
+
+    cases = iter_cases(first.cases_path, expect_sha256=first.cases_sha256, shown=first.cases_file)
+    try:
+        for number, batch in enumerate(_batches(cases, size)):
+            for index, run in enumerate(runs):
+                while len(in_flight) >= concurrency:
+                    collect()
+                # quote(): Prefect would otherwise walk every case of every batch looking
+                # for futures (measured: 0.5 s of CPU per 1,000 cases).
+                in_flight[score_batch.submit(quote(run), quote(batch))] = (index, number)
+        while in_flight:
+            collect()
+    finally:
+        # Resolve every future even when one failed: Prefect loses unresolved ones.
+        for future in in_flight:
+            future.wait()
+    batch_count = len(results) // len(runs)
+    return [[result for number in range(batch_count) for result in results[(index, number)]]
+            for index in range(len(runs))]
+
+
+@flow(name="score-skill", task_runner=ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY), log_prints=False)
+def score_flow(skill: str, root: str = ".", cases: str | None = None, prompt: str | None = None,
+               engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
+               persist: bool = True) -> ScoreReport:
+    """Score ``skill``'s prompt on its held-out cases; persist, publish an artifact, append history.
+
+    Parameters are plain strings and numbers so a deployment (e.g. nightly
+    scoring) can set them from the UI. Bad input fails the run before any engine call.
+
+    Example:
+        >>> report = score_flow("triage", root="examples/scoring", engine="python3 stub_engine.py")
+        >>> report.score
+        1.0
+    """
+    concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
+    run = prepare_run(skill, root=root, cases=cases, prompt=prompt, engine=engine, timeout=timeout)
+    started_at, clock = utc_now(), time.monotonic()
+    [results] = _run_batches([run], concurrency)
+    report = build_report(run, results, started_at=started_at, duration_s=time.monotonic() - clock,
+                          concurrency=concurrency, mode="flow")
+    publish_report(quote(report), str(Path(root)), persist)
+    return report
+
+
+@flow(name="score-compare", task_runner=ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY), log_prints=False)
+def compare_flow(skill: str, prompt_a: str, prompt_b: str, root: str = ".", cases: str | None = None,
+                 engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
+                 persist: bool = True) -> CompareReport:
+    """Score two prompt versions on the same cases and test whether B is really better (McNemar).
+
+    Example:
+        >>> compare_flow("triage", "prompts/triage.md", "prompts/triage-v2.md").mcnemar.verdict
+        'no-significant-difference'
+    """
+    concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
+    run_a = prepare_run(skill, root=root, cases=cases, prompt=prompt_a, engine=engine, timeout=timeout)
+    run_b = with_prompt(run_a, prompt_b)
+    started_at, clock = utc_now(), time.monotonic()
+    results_a, results_b = _run_batches([run_a, run_b], concurrency)
+    duration = time.monotonic() - clock
+    a = build_report(run_a, results_a, started_at=started_at, duration_s=duration, concurrency=concurrency,
+                     mode="flow")
+    b = build_report(run_b, results_b, started_at=started_at, duration_s=duration, concurrency=concurrency,
+                     mode="flow")
+    comparison = compare_reports(a, b, timing=a.timing.model_copy(update={"cases": {}}) if a.timing else None)
+    publish_comparison(quote(comparison), quote(a), quote(b), str(Path(root)), persist)
+    return comparison
