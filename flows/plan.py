@@ -1,0 +1,58 @@
+"""The plan flow: ``tasks.planning`` with each engine call a task and the plan as an artifact.
+
+The logic is the plain ``run_planner``; the flow adds what Prefect is for here:
+every planner call visible (and timed) in the UI, and a summary of the plan.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from sprintflow.tasks.engines import EngineReply
+from sprintflow.tasks.planning import DEFAULT_MAX_ATTEMPTS, Plan, call_planner, run_planner
+
+__all__ = ["ask_planner", "plan_flow", "plan_markdown"]
+
+
+@task(name="ask-planner", cache_policy=NO_CACHE, persist_result=False)
+def ask_planner(engine: str, prompt: str, workspace: Path, timeout: float) -> EngineReply:
+    """One planner call; a failed call is a reply with ``ok=False``, never an exception."""
+    return call_planner(engine, prompt, workspace, timeout)
+
+
+@flow(name="plan", log_prints=True)
+def plan_flow(request: str, workspace: str = ".", engine: str | None = None,
+              max_attempts: int = DEFAULT_MAX_ATTEMPTS, timeout: float | None = None,
+              force: bool = False) -> dict:
+    """Plan ``request`` into a PlanSpec and SprintContracts under WORKSPACE/.sprintflow/.
+
+    Args:
+        request: the feature request, in words.
+        workspace: the project to plan for; its file list is shown to the planner.
+        engine: planner engine command or preset (else SPRINTFLOW_PLANNER_ENGINE, SPRINTFLOW_ENGINE,
+            engines.planner).
+        max_attempts: engine calls before giving up; each re-ask lists the previous answer's problems.
+        timeout: seconds per engine call (default: engines.timeout).
+        force: overwrite contracts and a spec that already exist.
+
+    Returns:
+        The written plan: ``{"spec": ..., "contracts": [...]}``.
+
+    Example:
+        >>> plan_flow("Add a todo API", "examples/python-api", engine="python3 scripted_planner.py")
+    """
+    plan, _ = run_planner(request, workspace, engine, max_attempts=max_attempts, timeout=timeout, force=force,
+                          call=ask_planner)
+    create_markdown_artifact(plan_markdown(plan), key="plan-summary", description="The plan of the last request")
+    return plan.to_dict()
+
+
+def plan_markdown(plan: Plan) -> str:
+    lines = ["| sprint | contract | title | criteria | depends on |", "|---|---|---|---|---|"]
+    lines += [f"| {c.sprint_number} | {c.contract_id} | {c.title} | {len(c.success_criteria)} | "
+              f"{', '.join(c.depends_on)} |" for c in plan.contracts]
+    return (f"# {plan.spec.title}\n\n`{plan.spec.spec_id}`, planned in {len(plan.attempts)} attempt(s)\n\n"
+            + "\n".join(lines) + "\n")
