@@ -148,7 +148,7 @@ def workspace_listing(workspace: Path | str, limit: int = LISTING_LIMIT) -> list
 
     Example:
         >>> workspace_listing("examples/python-api", limit=2)
-        ['.gitignore', 'broken.expected.json']
+        ['broken.expected.json', 'broken.patch']
     """
     root, found = Path(workspace), []
     for folder, dirs, files in os.walk(root):
@@ -167,8 +167,8 @@ def existing_contracts(workspace: Path | str) -> dict[str, SprintContract]:
         DocumentError: an existing contract is invalid; fix it before planning more.
 
     Example:
-        >>> existing_contracts("examples/python-api").keys()
-        dict_keys([])
+        >>> list(existing_contracts("examples/python-api"))
+        ['sprint-spec-20260115-todo-api-1']
     """
     folder = contracts_dir(Path(workspace))
     if not folder.is_dir() or not any(folder.glob("*.json")):
