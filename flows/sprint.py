@@ -10,16 +10,31 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
-
-from sprintflow.config import load_project_config
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.tasks.engines import engine_env, resolve_engine, run_engine
-from sprintflow.tasks.sprint import (Guard, commit_iteration, contracts_dir, dependency_order, generator_prompt,
-                                     load_contracts, load_eval, read_journal, record_iteration, transition, write_contract,
-                                     write_journal)
+from sprintflow.tasks.sprint import (
+    Guard,
+    commit_iteration,
+    contracts_dir,
+    dependency_order,
+    generator_prompt,
+    load_contracts,
+    load_eval,
+    read_journal,
+    record_iteration,
+    transition,
+    write_contract,
+    write_journal,
+)
+
+from sprintflow.config import load_project_config
 
 from .evaluate import evaluate_flow
 

@@ -76,6 +76,8 @@ class Diagnostic(Document):
     severity: Literal["error", "warning"] = "error"
     expected: str | None = None
     received: str | None = None
+    hint: str | None = None
+    """For a failed test: one or two sentences a coding agent can act on."""
 
 
 class StrategyResult(Document):

@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: install sprintflow, then evaluate a copy of
-# examples/python-api against its contract (passes), and a copy with broken.patch
-# applied (fails, naming each failure at file:line). Works offline.
+# The main job on the bundled example, offline: install sprintflow, lay out the
+# sprint demo (the python-api example in its broken state, two contracts, a held-out
+# eval), then run the sprint with a scripted generator engine that makes real
+# changes. Contract 1: iteration 1 fails with precise feedback, iteration 2 passes;
+# contract 2 depends on contract 1 and then runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q -e '.[dev]'
 export PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_LOGGING_LEVEL="${PREFECT_LOGGING_LEVEL:-WARNING}"
-work=$(mktemp -d)
-contract=.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json
-for variant in good broken; do
-  mkdir -p "$work/$variant"
-  cp -r examples/python-api/. "$work/$variant/"
-  rm -rf "$work/$variant/dist" "$work/$variant/.sprintflow/evals" "$work/$variant/.sprintflow/cache"
-  if [ "$variant" = broken ]; then patch -s -p1 -d "$work/$variant" -i "$PWD/examples/python-api/broken.patch"; fi
-  echo; echo "=== examples/python-api ($variant) ==="
-  set +e
-  sprintflow evaluate "$work/$variant" --contract "$work/$variant/$contract"
-  status=$?
-  set -e
-  echo "exit code $status; EvalResult in $work/$variant/.sprintflow/evals/"
-done
+workspace="$(mktemp -d)/todo-api"
+python3 examples/sprint-demo/prepare.py "$workspace" >/dev/null
+echo "workspace: $workspace"
+set +e
+sprintflow run "$workspace" --engine "python3 $PWD/examples/sprint-demo/generator/scripted_engine.py"
+status=$?
+set -e
+sprintflow status "$workspace"
+echo; echo "Feedback the generator got after iteration 1 of contract 1:"
+python3 - "$workspace" <<'PY'
+import json, sys
+from pathlib import Path
+result = json.loads((Path(sys.argv[1]) / ".sprintflow/evals/eval-sprint-spec-20260115-todo-api-1-1.json").read_text())
+print(result["summary"])
+for item in result["generatorFeedback"][:5]:
+    where = f"{item['file']}:{item['line']} " if item.get("file") and item.get("line") else ""
+    print(f"  [{item['priority']}] {where}{item['description'][:160]}")
+PY
+echo "sprintflow run exited $status; EvalResults are in $workspace/.sprintflow/evals/"
+exit "$status"

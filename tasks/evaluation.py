@@ -28,7 +28,14 @@ from sprintflow.config import load_project_config
 from sprintflow.errors import WorkspaceError
 
 from .executors import Executor
-from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
+from .feedback import (
+    find_regressions,
+    generator_feedback,
+    overall_result,
+    process_items,
+    score,
+    summarize,
+)
 from .store import atomic_write_text, sprintflow_dir
 from .strategies import StrategyRun, check_strategy_config, resolve_command
 from .workspace import workspace_hash
@@ -54,7 +61,7 @@ class EvaluationPlan:
     content_hash: str
 
     def run_for(self, strategy: StrategyConfig) -> StrategyRun:
-        return StrategyRun(self.workspace, strategy, self.project, self.executor)
+        return StrategyRun(self.workspace, strategy, self.project, self.executor, self.contract)
 
     @property
     def eval_id(self) -> str:

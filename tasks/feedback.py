@@ -153,7 +153,7 @@ def _strategy_items(result: StrategyResult, command: str | None) -> list[Generat
 def _diagnostic_item(strategy: str, d: Diagnostic, priority: Priority,
                      reproduction: str | None) -> GeneratorFeedback:
     code = f" {d.code}" if d.code and not d.code.startswith("sc-") else ""
-    description = f"{strategy}{code}: {d.message}"
+    description = f"{strategy}{code}: {d.message}" + (f" Hint: {d.hint}" if d.hint else "")
     expected = _EXPECTED.get(strategy, "The check passes.")
     if d.expected is not None or d.received is not None:
         expected = f"Expected {d.expected}, received {d.received}. {expected}"

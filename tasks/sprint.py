@@ -17,10 +17,17 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sprintflow.errors import DocumentError, Problem
-from sprintflow.schemas import (ContractStatus, EvalResult, IterationRecord, ProjectConfig, SprintContract,
-                                utc_now)
+from sprintflow.schemas import (
+    ContractStatus,
+    EvalResult,
+    IterationRecord,
+    ProjectConfig,
+    SprintContract,
+    utc_now,
+)
 from sprintflow.schemas.validation import parse_json_file, validate_data
+
+from sprintflow.errors import DocumentError, Problem
 
 from .store import atomic_write_text, sprintflow_dir
 from .workspace import file_digest, file_hashes

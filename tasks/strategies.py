@@ -19,6 +19,7 @@ from sprintflow.schemas import (
     Diagnostic,
     Outcome,
     ProjectConfig,
+    SprintContract,
     StrategyConfig,
     StrategyResult,
     StrategyType,
@@ -26,10 +27,12 @@ from sprintflow.schemas import (
 
 from sprintflow.errors import ConfigError, ReportError
 
+from .bugs import sync_bugs
 from .executors import CommandSpec, Executor
 from .expressions import evaluate_condition
 from .parsers import ParsedReport, parse_report
 from .process import CommandResult
+from .testrun import TEST_REPORT_FORMATS, build_test_run, new_run_id, record_test_run
 
 __all__ = ["DEFAULT_COMMANDS", "StrategyRun", "check_strategy_config", "resolve_command", "run_strategy"]
 
@@ -60,6 +63,8 @@ class StrategyRun:
     strategy: StrategyConfig
     project: ProjectConfig
     executor: Executor
+    contract: SprintContract | None = None
+    """The contract under evaluation: the unit its bugs are filed under, and test coverage."""
 
     @property
     def timeout(self) -> float:
@@ -184,8 +189,7 @@ def _parse(run: StrategyRun, command: str, outcome: CommandResult) -> ParsedRepo
         text = path.read_text(encoding="utf-8", errors="replace")
     else:
         text = outcome.stdout
-    roots = [run.executor.workspace_path(run.workspace), str(run.workspace.resolve())]
-    return parse_report(fmt, text, roots)
+    return parse_report(fmt, text, _roots(run))
 
 
 def _judge_command(run: StrategyRun) -> StrategyResult:
@@ -211,10 +215,42 @@ def _judge_command(run: StrategyRun) -> StrategyResult:
     verdict = _VERDICTS.get(run.strategy.type, _exit_code_verdict)
     outcome_, details = verdict(run, command, outcome, parsed)
     diagnostics = parsed.diagnostics if parsed else []
+    if run.strategy.type is StrategyType.unit_test and _report_format(run, command) in TEST_REPORT_FORMATS:
+        diagnostics, run_note = _record_tests(run, command, outcome, diagnostics)
+        details = f"{details} {run_note}"
     errors = parsed.error_count if parsed else None
     return _result(run, outcome_, exit_code=outcome.exit_code, error_count=errors,
                    output=_excerpt(outcome, diagnostics), details=details, diagnostics=diagnostics,
                    duration_ms=round(outcome.duration_s * 1000))
+
+
+def _record_tests(run: StrategyRun, command: str, outcome: CommandResult,
+                  diagnostics: list[Diagnostic]) -> tuple[list[Diagnostic], str]:
+    """The tester's view of a unit-test run: a TestRun with hints in runs/<runId>/, bugs synced.
+
+    Returns the diagnostics with each failed test's hint attached, and a note for the details.
+    """
+    path = _report_path(run)
+    report = path.read_text(encoding="utf-8", errors="replace") if path and path.is_file() else outcome.stdout
+    run_id = new_run_id()
+    test_run = build_test_run(report, str(_report_format(run, command)), run_id=run_id, stdout=outcome.stdout,
+                              stderr=outcome.stderr, exit_code=outcome.exit_code, timed_out=outcome.timed_out,
+                              duration_ms=round(outcome.duration_s * 1000), contract=run.contract,
+                              roots=_roots(run))
+    unit = run.contract.contract_id if run.contract else run.workspace.name
+    sync = sync_bugs(run.workspace, test_run, unit=unit, run_id=run_id)
+    record_test_run(run.workspace, run_id, sync.test_run, outcome.stdout, outcome.stderr)
+    hints = {f.test: f.hint for f in sync.test_run.failures}
+    with_hints = [d.model_copy(update={"hint": next((h for t, h in hints.items() if d.message.startswith(t)), None)})
+                  for d in diagnostics]
+    fixed = [m["id"] for m in sync.bugs_transitioned if m["to"] == "fixed"]
+    note = (f"TestRun {run_id} in .sprintflow/runs/{run_id}/; bugs opened {sync.bugs_opened or 'none'}, "
+            f"fixed {fixed or 'none'}.")
+    return with_hints, note
+
+
+def _roots(run: StrategyRun) -> list[str]:
+    return [run.executor.workspace_path(run.workspace), str(run.workspace.resolve())]
 
 
 def _browser_missing(outcome: CommandResult) -> bool:
@@ -335,8 +371,7 @@ def _judge_api_check(run: StrategyRun) -> StrategyResult:
                        details=(f"The server (`{config.get('serverCommand')}`) never printed "
                                 f"/{config.get('serverReadyPattern', '.')}/ within "
                                 f"{config.get('serverTimeout', 15000)} ms, or exited first."))
-    roots = [run.executor.workspace_path(run.workspace), str(run.workspace.resolve())]
-    diagnostics = [_endpoint_diagnostic(check, roots) for check in report["checks"] if not check["ok"]]
+    diagnostics = [_endpoint_diagnostic(check, _roots(run)) for check in report["checks"] if not check["ok"]]
     lines = [_endpoint_line(check) for check in report["checks"]]
     passed = outcome.exit_code == 0 and not diagnostics
     details = (f"All {len(lines)} endpoint checks passed." if passed else
