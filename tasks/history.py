@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 from sprintflow.schemas import EvalResult, SprintContract
 
-from sprintflow.errors import WorkspaceError
+from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.settings import get_settings
 
 from .process import run_command
@@ -68,6 +68,7 @@ __all__ = [
     "git_sha",
     "history_dir",
     "load_history",
+    "parse_since",
     "read_table",
     "record_evaluation",
     "score_rows",
@@ -348,13 +349,27 @@ def read_table(directory: Path | str, table_name: str, since: datetime | str | N
         return empty.select(columns).to_pandas() if columns else empty.to_pandas()
     table = _concat(tables)
     if since is not None and time_column in table.column_names:
-        bound = pa.scalar(_since(since), type=table.schema.field(time_column).type)
+        bound = pa.scalar(parse_since(since), type=table.schema.field(time_column).type)
         table = table.filter(pc.greater_equal(table[time_column], bound))
     return table.to_pandas()
 
 
-def _since(since: datetime | str) -> datetime:
-    stamp = pd.Timestamp(since)
+def parse_since(since: datetime | str) -> datetime:
+    """A ``--since`` bound as an aware UTC datetime: a date, or a date and time (UTC unless it says).
+
+    Raises:
+        InputError: the text is not a date.
+
+    Example:
+        >>> parse_since("2026-05-01")
+        datetime.datetime(2026, 5, 1, 0, 0, tzinfo=datetime.timezone.utc)
+    """
+    try:
+        stamp = pd.Timestamp(since)
+    except ValueError:
+        stamp = pd.NaT
+    if stamp is pd.NaT:
+        raise InputError(f"--since {since!r}: expected a date like 2026-05-01 or 2026-05-01T12:00Z")
     return (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()
 
 
@@ -512,7 +527,7 @@ class History:
 
 
 def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd.DataFrame:
-    return frame if since is None or frame.empty else frame[frame[column] >= pd.Timestamp(_since(since))]
+    return frame if since is None or frame.empty else frame[frame[column] >= pd.Timestamp(parse_since(since))]
 
 
 def load_history(workspace: Path | str, since: datetime | str | None = None,
