@@ -137,6 +137,8 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
     run = scoring.prepare_run(skill, root=root, cases=cases, prompt=compare[0] if compare else prompt,
                               engine=engine, timeout=timeout)
     if flow:
+        if json_only:  # machine output: keep Prefect's per-task INFO lines off stderr too
+            os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
         _use_prefect_server()
     clock = time.monotonic()
     if compare:
