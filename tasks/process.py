@@ -116,11 +116,35 @@ def kill_group(pgid: int, reap: Callable[[], object] = lambda: None) -> None:
         deadline = time.monotonic() + pause
         while time.monotonic() < deadline:
             reap()
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
+            if not _group_alive(pgid):
                 return
             time.sleep(0.05)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Does any process of the group still run? Zombies do not count: orphaned children
+    are reaped by PID 1, which in some containers never does it."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        entries = None
+    if entries is None:
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for pid in entries:
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # it exited while we looked
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _pump(stream: IO[bytes], sink: CappedBuffer) -> None:
