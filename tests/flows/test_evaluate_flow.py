@@ -217,3 +217,29 @@ def test_manual_criteria_go_to_the_evaluator_engine(prefect_harness, workspace_f
     result = _evaluate(workspace_factory("python-api"), "local")
     manual = next(c for c in result.criteria_results if c.criterion_id == "sc-1-8")
     assert manual.result.value == outcome and evidence in manual.evidence
+
+
+def test_only_infrastructure_errors_are_retried(prefect_harness):
+    from prefect import flow, task
+
+    from sprintflow.errors import ExecutorUnavailable
+    from sprintflow.flows.evaluate import infrastructure_only
+
+    attempts = {"infra": 0, "real": 0}
+
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=infrastructure_only)
+    def flaky(kind: str) -> str:
+        attempts[kind] += 1
+        if attempts[kind] == 1:
+            raise ExecutorUnavailable("docker API hiccup") if kind == "infra" else AssertionError("real failure")
+        return "ok"
+
+    @flow
+    def both() -> tuple:
+        infra = flaky.submit("infra")
+        real = flaky.submit("real")
+        return infra.result(), real.result(raise_on_failure=False)
+
+    infra, real = both()
+    assert infra == "ok" and attempts["infra"] == 2
+    assert isinstance(real, AssertionError) and attempts["real"] == 1

@@ -147,3 +147,19 @@ def test_resume_after_sigkill_at_random_moments(prefect_api_url, tmp_path):
             _check_invariants(workspace)
         _check_invariants(workspace)
         _assert_same_outcome(workspace, reference)
+
+
+def test_each_iteration_is_committed_on_its_branch_and_unexpected_files_are_noted(prefect_harness, tiny):
+    git = ["git", "-C", str(tiny), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    with (tiny / "sprintflow.toml").open("a") as handle:
+        handle.write('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n')
+    outcomes = sprint_flow(str(tiny), engine=f"python3 {ENGINE} extra", executor="local")
+    assert outcomes["sprint-spec-tiny-1"] == "completed"
+    log = subprocess.run([*git, "log", "--format=%s", "sprintflow/sprint-spec-tiny-1"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log[:2] == ["sprintflow: sprint-spec-tiny-1 iteration 2", "sprintflow: sprint-spec-tiny-1 iteration 1"]
+    first = _eval(tiny, "eval-sprint-spec-tiny-1-1")
+    notes = [f.description for f in first.generator_feedback if f.priority.value == "low"]
+    assert any("outside estimatedFiles: notes.md" in n for n in notes)
