@@ -30,8 +30,17 @@ import pandas as pd
 from .history import EVALS, append_rows, history_dir
 from .store import sprintflow_dir
 
-__all__ = ["STRATEGIES", "demo_workspace", "synthetic_bugs", "synthetic_evals", "synthetic_scores",
-           "synthetic_testruns", "write_demo_history"]
+__all__ = [
+    "STRATEGIES",
+    "WORKSPACE_VARIABLE",
+    "demo_workspace",
+    "synthetic_bugs",
+    "synthetic_evals",
+    "synthetic_scores",
+    "synthetic_testruns",
+    "workspace_or_demo",
+    "write_demo_history",
+]
 
 START = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday: weeks line up with pandas' W-SUN periods
 STRATEGIES = ["build", "typecheck", "lint", "unit-test", "playwright"]
@@ -317,3 +326,16 @@ def demo_workspace(path: Path | str | None = None, evaluations: int = 2000, *, s
     workspace.mkdir(parents=True, exist_ok=True)
     write_demo_history(workspace, evaluations, seed=seed)
     return workspace
+
+
+WORKSPACE_VARIABLE = "SPRINTFLOW_WORKSPACE"
+
+
+def workspace_or_demo() -> Path:
+    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE`` when set, else a fresh demo one.
+
+    Example:
+        >>> history = load_history(workspace_or_demo())
+    """
+    chosen = os.environ.get(WORKSPACE_VARIABLE)
+    return Path(chosen) if chosen else demo_workspace()
