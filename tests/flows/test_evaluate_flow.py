@@ -60,6 +60,11 @@ def test_good_python_example_passes(prefect_harness, workspace_factory, executor
     assert {s.strategy: s.result.value for s in result.strategy_results}["api-check"] == "pass"
     assert [s for s in result.strategy_results if s.required and s.result.value != "pass"] == []
     _assert_written_and_valid(workspace, result)
+    from prefect.artifacts import Artifact
+
+    markdown = Artifact.get("eval-sprint-spec-20260115-todo-api-1")
+    assert markdown.type == "markdown" and result.summary in markdown.data
+    assert Artifact.get("eval-sprint-spec-20260115-todo-api-1-table").type == "table"
 
 
 def test_broken_python_example_names_each_failure(prefect_harness, workspace_factory, executor):
