@@ -1,7 +1,7 @@
 """Pydantic models (the source of truth), their generated JSON Schemas, and validation."""
 
 from .config import (DEFAULT_IMAGE, PRESETS, Commands, EngineConfig, EvaluatorConfig, ExecutorConfig, ProjectConfig,
-                     SprintConfig, StrategyConfig)
+                     SprintConfig, StrategyConfig, TesterConfig)
 from .contract import ContractStatus, Feature, IterationRecord, PlanSpec, SprintContract, SuccessCriterion, VerificationMethod
 from .evaluation import (Category, CriterionResult, Diagnostic, EvalResult, GeneratorFeedback, Outcome, Priority,
                          Regression, Score, StrategyResult, StrategyType)
@@ -13,5 +13,5 @@ __all__ = [
     "EngineConfig", "EvalResult", "EvaluatorConfig", "ExecutorConfig", "Feature", "GeneratorFeedback",
     "IterationRecord", "KINDS", "Outcome", "PRESETS", "PlanSpec", "Priority", "ProjectConfig", "Regression",
     "Score", "SprintConfig", "SprintContract", "StrategyConfig", "StrategyResult", "StrategyType", "SuccessCriterion",
-    "VerificationMethod", "detect_kind", "json_schema", "load_document", "utc_now", "validate_data",
+    "TesterConfig", "VerificationMethod", "detect_kind", "json_schema", "load_document", "utc_now", "validate_data",
 ]

@@ -10,7 +10,7 @@ from ._base import Document
 from .evaluation import StrategyType
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
-           "SprintConfig", "StrategyConfig", "PRESETS", "DEFAULT_IMAGE"]
+           "SprintConfig", "StrategyConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE"]
 
 DEFAULT_IMAGE = "sprintflow-sandbox:latest"
 
@@ -68,6 +68,8 @@ class EngineConfig(Document):
     planner: str | None = None
     generator: str | None = None
     evaluator: str | None = None
+    tester: str | None = None
+    """The tester's engine (tester-agent-spec.md); the tester step runs only when one is named."""
     timeout: float = Field(default=900, gt=0)
 
 
@@ -76,6 +78,23 @@ class SprintConfig(Document):
     """Commit each iteration on this git branch, e.g. ``sprintflow/{contractId}``; None: no commits."""
     held_out: list[str] = Field(default_factory=lambda: ["evals"])
     """Held-out evaluation data the generator must never touch (protected like .sprintflow/)."""
+
+
+class TesterConfig(Document):
+    """The tester role: an agent of its own writes and runs the tests that judge the generator."""
+
+    tests_dir: str = "tests/sprintflow"
+    """The only folder (with its run folder) the tester may write; the generator may not."""
+    command: str = "python3 -m pytest -q --junitxml={report} {testsDir}"
+    """Runs the tester's tests; ``{testsDir}`` and ``{report}`` are replaced by those settings."""
+    format: Literal["vitest", "jest", "junit"] = "junit"
+    """Format of the report the command writes."""
+    report: str | None = ".sprintflow/reports/tester.xml"
+    """Workspace-relative report file the command writes; None: the report is on stdout."""
+    timeout: float = Field(default=60, gt=0)
+    """Seconds before the test run is killed and counted as crashed (the seed's 60 s)."""
+    language: Literal["en", "zh"] = "en"
+    """Language of the hints written for failed tests."""
 
 
 class ProjectConfig(Document):
@@ -89,6 +108,8 @@ class ProjectConfig(Document):
     sprint: SprintConfig = Field(default_factory=SprintConfig)
     protected_paths: list[str] = Field(default_factory=list)
     """More paths (relative to the workspace) the generator may not change."""
+    tester: TesterConfig | None = None
+    """The tester role's settings; None: defaults, used only when a tester engine is named."""
 
     def strategies(self) -> list[StrategyConfig]:
         """The configured strategies, or the preset's default set."""
