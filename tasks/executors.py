@@ -8,10 +8,14 @@ Docker client is created inside ``run``.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -29,6 +33,8 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "docker_available",
+    "docker_host_limit_name",
+    "docker_host_slot",
     "resolve_executor",
     "sweep_containers",
 ]
@@ -121,7 +127,6 @@ class DockerExecutor(Executor):
         from docker.errors import DockerException, ImageNotFound
 
         image = spec.image or self.config.image
-        started = time.monotonic()
         try:
             client = docker.from_env(timeout=30)
             client.images.get(image)
@@ -131,6 +136,14 @@ class DockerExecutor(Executor):
             ) from None
         except DockerException as exc:
             raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
+        with docker_host_slot():
+            # The clock starts once a slot is held: waiting for one is not the command's time.
+            return self._create_and_run(client, image, workspace, spec, time.monotonic())
+
+    def _create_and_run(self, client, image: str, workspace: Path, spec: CommandSpec,
+                        started: float) -> CommandResult:
+        from docker.errors import DockerException
+
         try:
             container = client.containers.create(
                 image,
@@ -220,6 +233,41 @@ def _container_user(workspace: Path) -> str:
     """
     stat = workspace.stat()
     return f"{stat.st_uid}:{stat.st_gid}"
+
+
+def docker_host_limit_name(docker_host: str | None = None) -> str:
+    """The global concurrency limit that caps containers on one Docker host.
+
+    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
+    many machines that share one remote engine also share its limit.
+
+    Example:
+        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
+        'docker-host-tcp-10-0-0-5-2376'
+    """
+    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
+    if not host or host.startswith("unix://"):
+        return "docker-host-local"
+    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
+
+
+@contextmanager
+def docker_host_slot() -> Iterator[None]:
+    """Hold one slot of this Docker host's global concurrency limit while a container lives.
+
+    Only when a Prefect API is configured: a plain run has no server to count
+    with. A limit nobody created does not block (``strict=False``);
+    ``sprintflow server limits`` creates it.
+    """
+    from prefect.settings import get_current_settings
+
+    if not get_current_settings().api.url:
+        yield
+        return
+    from prefect.concurrency.sync import concurrency
+
+    with concurrency(docker_host_limit_name(), occupy=1, strict=False):
+        yield
 
 
 def docker_available() -> bool:

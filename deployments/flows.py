@@ -1,0 +1,258 @@
+"""Deployment entry flows: one typed parameter model each, so the Prefect UI shows a form.
+
+Each entry flow takes ONE pydantic model (Prefect renders its fields, defaults
+and descriptions as a form), resolves the workspace — a local path, or a git
+repository and branch cloned or updated into a checkout cache — and calls the
+existing flow as a subflow. The flows themselves keep their plain signatures.
+
+``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
+and ``sprintflow serve`` serves the same deployments from one process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.events import emit_event
+from pydantic import BaseModel, Field
+from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.flows.score import score_flow
+from sprintflow.flows.sprint import sprint_flow
+from sprintflow.tasks.scoring import history_path
+from sprintflow.tasks.store import read_ndjson
+
+from sprintflow.errors import InputError, WorkspaceError
+
+__all__ = [
+    "CHECKOUTS_ENV",
+    "EvaluateParams",
+    "ReportParams",
+    "ScoreParams",
+    "SprintParams",
+    "WorkspaceSource",
+    "checkout",
+    "evaluate_workspace",
+    "report_workspace",
+    "resolve_workspace",
+    "score_skill_scheduled",
+    "sprint_workspace",
+    "task_runner_for",
+]
+
+CHECKOUTS_ENV = "SPRINTFLOW_CHECKOUTS"
+"""Where git workspaces are cloned (default ``~/.cache/sprintflow/checkouts``)."""
+
+TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
+GIT_TIMEOUT_S = 600
+
+Executor = Literal["auto", "docker", "local"]
+
+
+class WorkspaceSource(BaseModel):
+    """Where the workspace comes from: a folder on the worker, or a git repository and branch."""
+
+    workspace: str = Field(".", description="Folder of the project. With git_url: a folder inside the "
+                                            "checkout ('.' for its root).")
+    git_url: str | None = Field(None, description="Clone this repository (any URL git understands, "
+                                                  "including a local path or file://) into the "
+                                                  "checkout cache and work there.")
+    git_branch: str = Field("main", description="Branch of git_url to check out; updated to its "
+                                                "latest commit on every run.")
+
+
+class EvaluateParams(WorkspaceSource):
+    """Evaluate a workspace against one contract."""
+
+    contract: str = Field(..., description="SprintContract JSON file, relative to the workspace "
+                                           "unless absolute.")
+    executor: Executor = Field("auto", description="Where strategy commands run: auto (Docker when an "
+                                                   "engine answers), docker or local.")
+    use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
+    task_runner: Literal["threads", "dask"] | None = Field(
+        None, description="How strategies fan out: threads, or dask (needs prefect-dask). Default: "
+                          "SPRINTFLOW_TASK_RUNNER, else threads.")
+    dask_address: str | None = Field(None, description="Scheduler of a running Dask cluster "
+                                                       "(tcp://host:8786); default: a local cluster.")
+    dask_workers: int = Field(2, ge=1, description="Worker processes of the local Dask cluster.")
+
+
+class SprintParams(WorkspaceSource):
+    """Run a sprint: generator then evaluator until each contract is completed or needs rework."""
+
+    contracts: str | None = Field(None, description="Folder of contracts, relative to the workspace "
+                                                    "(default .sprintflow/contracts).")
+    engine: str | None = Field(None, description="Generator engine command or preset (default: "
+                                                 "SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, config).")
+    executor: Executor = Field("auto", description="Where strategy commands run: auto, docker or local.")
+    max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
+                                                               "evaluator.maxIterations).")
+    retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")
+
+
+class ScoreParams(WorkspaceSource):
+    """Score a skill's prompt on its held-out cases; emit an event when the score drops."""
+
+    skill: str = Field(..., description="Skill name: cases are read from evals/<skill>/cases.jsonl.")
+    cases: str | None = Field(None, description="Cases file (default evals/<skill>/cases.jsonl).")
+    prompt: str | None = Field(None, description="Prompt file (default from the cases' folder).")
+    engine: str | None = Field(None, description="Engine command (default: SPRINTFLOW_ENGINE or config).")
+    concurrency: int = Field(8, ge=1, le=256, description="Engines running at once.")
+    timeout: float = Field(120.0, gt=0, description="Seconds per case.")
+
+
+class ReportParams(WorkspaceSource):
+    """Report on a workspace's history: HTML, CSV and Parquet files, and Prefect artifacts."""
+
+    since_days: int | None = Field(7, ge=1, description="Only the last N days (empty: all history).")
+    out: str | None = Field(None, description="Folder for the files (default .sprintflow/report).")
+    key_prefix: str = Field("report", pattern=r"^[a-z0-9-]+$",
+                            description="Artifact key prefix; one per reported workspace.")
+
+
+def _checkouts_root() -> Path:
+    configured = os.environ.get(CHECKOUTS_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "checkouts"
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+                          check=False)
+    if proc.returncode:
+        raise WorkspaceError(f"git {' '.join(args)} failed (exit {proc.returncode}): "
+                             f"{proc.stderr.strip()[-2000:]}")
+
+
+@task(cache_policy=NO_CACHE, task_run_name="checkout-{branch}")
+def checkout(url: str, branch: str) -> str:
+    """Clone ``url`` at ``branch`` into the checkout cache, or update the existing clone to it.
+
+    The clone is reset to the branch's latest commit and cleaned, except for
+    ``.sprintflow/`` (history and results accumulate across scheduled runs).
+
+    Example:
+        >>> checkout("file:///srv/git/app.git", "main")
+        '/root/.cache/sprintflow/checkouts/app-3f2a9c1b'
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    target = _checkouts_root() / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+    if not (target / ".git").is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _git("clone", "--branch", branch, url, str(target))
+    else:
+        _git("fetch", "origin", branch, cwd=target)
+        _git("checkout", "-f", "-B", branch, "FETCH_HEAD", cwd=target)
+        _git("clean", "-fd", "-e", ".sprintflow", cwd=target)
+    return str(target)
+
+
+def resolve_workspace(source: WorkspaceSource) -> Path:
+    """The workspace folder: ``source.workspace`` itself, or inside a fresh checkout of ``git_url``."""
+    root = Path(checkout(source.git_url, source.git_branch)) if source.git_url else Path(".")
+    workspace = (root / source.workspace).resolve()
+    if not workspace.is_dir():
+        raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
+    return workspace
+
+
+def _inside(workspace: Path, path: str | None) -> str | None:
+    return None if path is None else str(workspace / path)  # an absolute path stays as it is
+
+
+def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
+    """The task runner for the evaluate fan-out: ``threads`` (Prefect's default) or ``dask``.
+
+    Example:
+        >>> type(task_runner_for("dask")).__name__
+        'DaskTaskRunner'
+    """
+    kind = kind or os.environ.get(TASK_RUNNER_ENV) or "threads"
+    if kind == "threads":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner()
+    if kind != "dask":
+        raise InputError(f"task runner {kind!r}: use threads or dask")
+    try:
+        from prefect_dask import DaskTaskRunner
+    except ImportError:
+        raise InputError("task runner dask needs prefect-dask: pip install 'sprintflow[dask]'") from None
+    if address:
+        return DaskTaskRunner(address=address)
+    return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "processes": True,
+                                          "threads_per_worker": 2, "dashboard_address": None})
+
+
+@flow(name="evaluate-workspace", log_prints=True)
+def evaluate_workspace(params: EvaluateParams) -> dict[str, Any]:
+    """Evaluate a workspace (a folder, or a git branch) against a contract; returns the EvalResult.
+
+    Example:
+        >>> evaluate_workspace(EvaluateParams(workspace="examples/python-api",
+        ...     contract=".sprintflow/contracts/sprint-spec-python-api-1.json"))["overallResult"]
+        'pass'
+    """
+    workspace = resolve_workspace(params)
+    runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
+    result = evaluate_flow.with_options(task_runner=runner)(
+        str(workspace), _inside(workspace, params.contract), executor=params.executor,
+        use_cache=params.use_cache)
+    return result.model_dump(mode="json", by_alias=True)
+
+
+@flow(name="sprint-workspace", log_prints=True)
+def sprint_workspace(params: SprintParams) -> dict[str, str]:
+    """Run a sprint on a workspace (a folder, or a git branch); returns contractId -> outcome."""
+    workspace = resolve_workspace(params)
+    return sprint_flow(str(workspace), _inside(workspace, params.contracts), engine=params.engine,
+                       executor=params.executor, max_iterations=params.max_iterations,
+                       retry_rework=params.retry_rework)
+
+
+def _last_score(root: Path, skill: str) -> float | None:
+    last = None
+    for line in read_ndjson(history_path(root)):
+        if line.record and line.record.get("skill") == skill and line.record.get("score") is not None:
+            last = float(line.record["score"])
+    return last
+
+
+@flow(name="score-skill-scheduled", log_prints=True)
+def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
+    """Score a skill and emit ``sprintflow.score.reported`` (and ``.dropped`` below the last score).
+
+    Automations react to these events (``deployments/automations.yaml``).
+    """
+    root = resolve_workspace(params)
+    previous = _last_score(root, params.skill)
+    report = score_flow(params.skill, root=str(root), cases=_inside(root, params.cases),
+                        prompt=_inside(root, params.prompt), engine=params.engine,
+                        concurrency=params.concurrency, timeout=params.timeout)
+    payload = {"skill": report.skill, "score": report.score, "previousScore": previous,
+               "passed": report.passed, "total": report.total, "failedIds": report.failed_ids[:50]}
+    resource = {"prefect.resource.id": f"sprintflow.skill.{report.skill}",
+                "prefect.resource.name": report.skill}
+    emit_event(event="sprintflow.score.reported", resource=resource, payload=payload)
+    if previous is not None and report.score < previous:
+        print(f"Score of {report.skill} dropped: {previous:.3f} -> {report.score:.3f}")
+        emit_event(event="sprintflow.score.dropped", resource=resource, payload=payload)
+    return payload
+
+
+@flow(name="report-workspace", log_prints=True)
+def report_workspace(params: ReportParams) -> dict[str, Any]:
+    """Report on a workspace's history over the last ``since_days`` days."""
+    from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
+
+    workspace = resolve_workspace(params)
+    since = None
+    if params.since_days:
+        since = (datetime.now(UTC) - timedelta(days=params.since_days)).date().isoformat()
+    return report_flow(str(workspace), _inside(workspace, params.out), since, params.key_prefix)
