@@ -9,11 +9,8 @@ the iteration finished. Whatever exists is reused; only what is missing runs.
 
 from __future__ import annotations
 
-import fnmatch
 import json
-import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,8 +26,9 @@ from sprintflow.schemas.validation import parse_json_file, validate_data
 
 from sprintflow.errors import DocumentError, Problem
 
+from .guard import Snapshot, before_after_diff, matches, paths_scope
 from .store import atomic_write_text, sprintflow_dir
-from .workspace import file_digest, file_hashes
+from .workspace import file_hashes
 
 __all__ = ["Guard", "GuardReport", "contracts_dir", "dependency_order", "generator_prompt", "journal_path",
            "load_contracts", "load_eval", "read_journal", "record_iteration", "write_contract", "write_journal"]
@@ -161,67 +159,27 @@ class GuardReport:
 
 
 class Guard:
-    """Hashes and copies the protected paths before the generator runs; restores them after.
+    """Snapshots the protected paths before the generator runs; restores them after.
 
-    A copy, not hard links: the generator could modify a linked file in place.
+    Protected: ``.sprintflow/``, the held-out evals, ``protected_paths`` and any
+    ``also`` (the tester's tests folder: the code writer must not weaken the tests
+    that judge it).
     """
 
-    def __init__(self, workspace: Path, project: ProjectConfig, contract: SprintContract):
+    def __init__(self, workspace: Path, project: ProjectConfig, contract: SprintContract,
+                 also: tuple[str, ...] = ()):
         self.workspace = workspace
-        self.protected = [".sprintflow", *project.sprint.held_out, *project.protected_paths]
+        self.protected = [".sprintflow", *project.sprint.held_out, *project.protected_paths, *also]
         self.expected = contract.estimated_files
-        self.backup = Path(tempfile.mkdtemp(prefix="sprintflow-guard-"))
-        self.before_protected = self._protected_hashes()
         self.before_all = file_hashes(workspace)
-        for rel in self.protected:
-            source = workspace / rel
-            if source.is_dir():
-                shutil.copytree(source, self.backup / rel, symlinks=True)
-            elif source.exists():
-                (self.backup / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, self.backup / rel)
-
-    def _protected_hashes(self) -> dict[str, str]:
-        hashes: dict[str, str] = {}
-        for rel in self.protected:
-            target = self.workspace / rel
-            if target.is_dir():
-                hashes.update({f"{rel}/{k}": v for k, v in file_hashes(target, frozenset()).items()})
-            elif target.exists():
-                hashes[rel] = file_digest(target)
-        return hashes
+        self.snapshot = Snapshot(workspace, paths_scope(self.protected))
 
     def check_and_restore(self) -> GuardReport:
         """Compare, restore any protected path that changed, and report."""
-        after = self._protected_hashes()
-        tampered = sorted(before_after_diff(self.before_protected, after))
-        for rel in self.protected:
-            if any(_matches(t, [rel]) for t in tampered):
-                self._restore(rel)
-        after_all = file_hashes(self.workspace)
-        changed = sorted(before_after_diff(self.before_all, after_all))
-        unexpected = [f for f in changed if not _matches(f, self.expected)]
-        shutil.rmtree(self.backup, ignore_errors=True)
+        tampered = self.snapshot.restore()
+        changed = sorted(before_after_diff(self.before_all, file_hashes(self.workspace)))
+        unexpected = [f for f in changed if not matches(f, self.expected)]
         return GuardReport(tampered=tampered, unexpected=unexpected, changed=changed)
-
-    def _restore(self, rel: str) -> None:
-        target, saved = self.workspace / rel, self.backup / rel
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-        if saved.is_dir():
-            shutil.copytree(saved, target, symlinks=True)
-        elif saved.exists():
-            shutil.copy2(saved, target)
-
-
-def before_after_diff(before: dict[str, str], after: dict[str, str]) -> set[str]:
-    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-
-
-def _matches(path: str, patterns: list[str]) -> bool:
-    return any(path == p or path.startswith(p.rstrip("/") + "/") or fnmatch.fnmatch(path, p) for p in patterns)
 
 
 def commit_iteration(workspace: Path, branch_pattern: str, contract: SprintContract, iteration: int) -> str | None:
