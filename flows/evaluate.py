@@ -42,25 +42,16 @@ from sprintflow.tasks.executors import CommandSpec, resolve_executor
 from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
 from sprintflow.tasks.strategies import run_strategy
 
-from sprintflow.errors import ConfigError, InfrastructureError
+from sprintflow.errors import ConfigError
+
+from .retries import retry_on_infrastructure
 
 __all__ = ["evaluate_flow"]
 
 _AFTER_BUILD = {StrategyType.api_check, StrategyType.playwright}
 
 
-def infrastructure_only(task, task_run, state) -> bool:
-    """Retry a task only when the machinery failed (Docker API), never for a real test failure."""
-    try:
-        state.result()
-    except InfrastructureError:
-        return True
-    except Exception:  # noqa: BLE001 - any other failure is the code's, and is never retried
-        return False
-    return False
-
-
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=infrastructure_only,
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
       task_run_name="{strategy.type.value}")
 def run_strategy_task(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
     if use_cache:
@@ -72,7 +63,7 @@ def run_strategy_task(plan: EvaluationPlan, strategy: StrategyConfig, use_cache:
     return result
 
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=infrastructure_only,
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
       task_run_name="custom-{criterion_id}")
 def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
     criterion = next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)

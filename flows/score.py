@@ -38,27 +38,11 @@ from sprintflow.tasks.scoring import (
     with_prompt,
 )
 
-from sprintflow.errors import InfrastructureError
+from .retries import retry_on_infrastructure
 
-__all__ = ["MAX_CONCURRENCY", "compare_flow", "retry_on_infrastructure", "score_batch", "score_flow"]
+__all__ = ["MAX_CONCURRENCY", "compare_flow", "score_batch", "score_flow"]
 
 MAX_CONCURRENCY = 256
-
-
-def retry_on_infrastructure(task, task_run, state) -> bool:
-    """Prefect ``retry_condition_fn``: retry only when the machinery failed.
-
-    Example:
-        >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
-        ... def call_engine(): ...
-    """
-    try:
-        state.result(raise_on_failure=True)
-    except InfrastructureError:
-        return True
-    except Exception:  # noqa: BLE001 - anything else is a real failure: never retried
-        return False
-    return False
 
 
 @task(name="score-batch", retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,

@@ -228,11 +228,11 @@ def test_only_infrastructure_errors_are_retried(prefect_harness):
     from prefect import flow, task
 
     from sprintflow.errors import ExecutorUnavailable
-    from sprintflow.flows.evaluate import infrastructure_only
+    from sprintflow.flows.retries import retry_on_infrastructure
 
     attempts = {"infra": 0, "real": 0}
 
-    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=infrastructure_only)
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=retry_on_infrastructure)
     def flaky(kind: str) -> str:
         attempts[kind] += 1
         if attempts[kind] == 1:

@@ -65,7 +65,8 @@ def test_the_report_is_published_as_a_table_artifact(prefect_harness, example):
 
 def test_only_infrastructure_errors_are_retried(prefect_harness, example):
     from prefect import flow, task
-    from sprintflow.flows.score import retry_on_infrastructure, score_batch
+    from sprintflow.flows.retries import retry_on_infrastructure
+    from sprintflow.flows.score import score_batch
 
     run = prepare_run("triage", root=example, engine=ENGINE)
     vanished = replace(run, root=example / "vanished")
