@@ -17,9 +17,38 @@ import urllib.request
 
 import click
 
-__all__ = ["ensure_docker_host_limit", "server", "wait_for_server"]
+__all__ = ["ensure_docker_host_limit", "server", "start_server", "stop_server", "wait_for_server"]
 
 READY_TIMEOUT_S = 120
+
+
+def start_server(host: str = "127.0.0.1", port: int = 4200, env: dict[str, str] | None = None,
+                 **popen) -> tuple[subprocess.Popen, str]:
+    """Start ``prefect server start`` in a child process; returns it and its API URL (not yet ready).
+
+    Example:
+        >>> process, api_url = start_server(port=4300, env={"PREFECT_HOME": "/tmp/prefect"})
+        >>> wait_for_server(api_url, process=process)
+    """
+    # The UI asks the API at the address these say: without them it would call port 4200.
+    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_API_HOST": host,
+           "PREFECT_SERVER_API_PORT": str(port), **(env or {})}
+    env.pop("PREFECT_API_URL", None)  # the server must not try to reach another one
+    api_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
+    process = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", host,
+                                "--port", str(port)], env=env, **popen)
+    return process, api_url
+
+
+def stop_server(process: subprocess.Popen, timeout: float = 20) -> None:
+    """Stop a server this process started: SIGINT (a clean database shutdown), then SIGKILL."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def wait_for_server(api_url: str, timeout: float = READY_TIMEOUT_S, process: subprocess.Popen | None = None) -> None:
@@ -100,14 +129,8 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
     """
     if ctx.invoked_subcommand is not None:
         return
-    # The UI asks the API at the address these say: without them it would call port 4200.
-    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_API_HOST": host,
-           "PREFECT_SERVER_API_PORT": str(port)}
-    if database_url:
-        env["PREFECT_API_DATABASE_CONNECTION_URL"] = database_url
-    api_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
-    process = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", host,
-                                "--port", str(port)], env=env)
+    extra = {"PREFECT_API_DATABASE_CONNECTION_URL": database_url} if database_url else {}
+    process, api_url = start_server(host, port, extra)
     try:
         wait_for_server(api_url, process=process)
         os.environ["PREFECT_API_URL"] = api_url
@@ -116,12 +139,7 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
                    f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
         sys.exit(process.wait())
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # lets the server shut down its database cleanly
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_server(process)
 
 
 @server.command()

@@ -7,8 +7,9 @@ flows in this process point Prefect at it with ``use_server``; subprocesses get
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -17,10 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.commands.server import wait_for_server
+from sprintflow.commands.server import start_server, stop_server, wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+
+
+@functools.cache
+def deployed_flows():
+    """``deployments/flows.py``, loaded from its file: deployments/ is a folder of entrypoints."""
+    spec = importlib.util.spec_from_file_location("sprintflow_deployed_flows", ROOT / "deployments" / "flows.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port() -> int:
@@ -29,34 +40,19 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def stop(process: subprocess.Popen, timeout: float = 20) -> None:
-    """Stop a process this test started: SIGINT (clean shutdown), then SIGKILL."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 @pytest.fixture(scope="session")
 def prefect_server(tmp_path_factory) -> dict[str, str]:
     """Start ``prefect server start`` on a free port; returns the environment that points at it."""
     home = tmp_path_factory.mktemp("prefect-server-home")
-    port = free_port()
-    api_url = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_SERVER_API_PORT": str(port), "PREFECT_LOGGING_LEVEL": "WARNING"}
-    env.pop("PREFECT_API_URL", None)
     log = (home / "server.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
-                                "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    process, api_url = start_server("127.0.0.1", free_port(), {"PREFECT_HOME": str(home)},
+                                    stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for_server(api_url, timeout=120, process=process)
-        yield {**env, "PREFECT_API_URL": api_url, "PREFECT_HOME": str(home)}
+        yield {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": api_url,
+               "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
     finally:
-        stop(process)
+        stop_server(process)
         log.close()
 
 
