@@ -57,8 +57,8 @@ def judge_by_strategy(criterion: SuccessCriterion, strategy: StrategyResult | No
         return _criterion(criterion, Outcome.skipped, evidence,
                           f"The {method} strategy was skipped, so this criterion is unverified.")
     return _criterion(criterion, Outcome.failed, evidence,
-                      f"{criterion.description} does not hold yet: fix the {method} failures listed "
-                      "in the generator feedback.")
+                      f"Fix the {method} failures listed in the generator feedback so that this "
+                      f"holds: {criterion.description}")
 
 
 def _names_criterion(strategy: StrategyResult, criterion: SuccessCriterion) -> bool:
