@@ -519,9 +519,9 @@ class History:
 
     evals: pd.DataFrame
     """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files."""
-    bugs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BUG_COLUMNS))
-    scores: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SCORE_COLUMNS))
-    testruns: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TESTRUN_COLUMNS))
+    bugs: pd.DataFrame = field(default_factory=lambda: _frame([], BUG_COLUMNS, ["created_at", "updated_at"]))
+    scores: pd.DataFrame = field(default_factory=lambda: _frame([], SCORE_COLUMNS, ["recorded_at"]))
+    testruns: pd.DataFrame = field(default_factory=lambda: _frame([], TESTRUN_COLUMNS, ["recorded_at"]))
     problems: list[str] = field(default_factory=list)
     """Lines or files that could not be read (skipped, never fatal)."""
 
