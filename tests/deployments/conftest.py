@@ -69,7 +69,16 @@ def use_server(prefect_server, monkeypatch):
 
     monkeypatch.setenv("PREFECT_API_URL", prefect_server["PREFECT_API_URL"])
     with temporary_settings(updates={PREFECT_API_URL: prefect_server["PREFECT_API_URL"]}):
-        yield prefect_server["PREFECT_API_URL"]
+        try:
+            yield prefect_server["PREFECT_API_URL"]
+        finally:
+            # Deliver this test's logs and events now, while the server is up: left queued, they
+            # are retried at interpreter exit against a stopped server (over a minute of waiting).
+            from prefect.events.worker import EventsWorker
+            from prefect.logging.handlers import APILogWorker
+
+            APILogWorker.drain_all(timeout=10)
+            EventsWorker.drain_all(timeout=10)
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.5):
