@@ -1,6 +1,7 @@
 """The sprint flow: drive each contract to completed or needs-rework, resumably.
 
-Per iteration: the generator engine changes the workspace (guarded), then the
+Per iteration: the generator engine changes the workspace (guarded), the tester
+engine, when one is named, writes and runs its tests (sandboxed), then the
 evaluate flow judges it. Every step leaves an atomically written file behind,
 so a run killed at any moment continues where it stopped when started again.
 """
@@ -19,6 +20,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.tasks.engines import engine_env, resolve_engine, run_engine
+from sprintflow.tasks.executors import resolve_executor
 from sprintflow.tasks.sprint import (
     Guard,
     commit_iteration,
@@ -32,6 +34,16 @@ from sprintflow.tasks.sprint import (
     transition,
     write_contract,
     write_journal,
+)
+from sprintflow.tasks.tester import (
+    evaluator_runs_tests,
+    load_test_run,
+    new_tester_run_id,
+    next_mode,
+    run_tester_step,
+    tester_engine,
+    tester_findings,
+    tester_settings,
 )
 
 from sprintflow.config import load_project_config
@@ -55,11 +67,22 @@ def generate_task(workspace: Path, contract_id: str, iteration: int, engine: str
             "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:]}
 
 
+@task(cache_policy=NO_CACHE, task_run_name="test-{contract.contract_id}-{iteration}")
+def tester_task(workspace: Path, contract: SprintContract, iteration: int, project: ProjectConfig,
+                mode: str, engine: str, executor: str, run_id: str, previous_run_id: str | None) -> dict:
+    """One sandboxed tester step; returns its journal entry."""
+    previous = load_test_run(workspace, previous_run_id) if previous_run_id else None
+    step = run_tester_step(workspace, contract, project, mode, engine,
+                           resolve_executor(executor, project.executor), run_id=run_id,
+                           previous_run=previous)
+    return step.journal()
+
+
 def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int,
-              engine: str) -> dict:
+              engine: str, tester: str | None) -> dict:
     """The guarded generator step of one iteration; its journal entry marks it done."""
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
-    guard = Guard(workspace, project, contract)
+    guard = Guard(workspace, project, contract, also=(tester_settings(project).tests_dir,) if tester else ())
     entry = generate_task(workspace, contract.contract_id, iteration, engine,
                           generator_prompt(contract, iteration, previous), project.engines.timeout)
     report = guard.check_and_restore()
@@ -83,8 +106,26 @@ def _findings(entry: dict) -> tuple[list[str], list[str]]:
     return blocking, notes
 
 
+def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int, engine: str,
+          executor: str, entry: dict) -> tuple[list[str], list[str]]:
+    """The tester step after the generator's, journaled under "tester" (``started`` first, so a
+    step cut off is resumed); returns its blocking issues and notes."""
+    cid = contract.contract_id
+    previous = (read_journal(workspace, cid, iteration - 1) or {}).get("tester")
+    current = entry.get("tester")
+    if current is None or current["status"] != "finished":
+        mode = next_mode(current, previous)
+        run_id = current["runId"] if current else new_tester_run_id(workspace)
+        entry["tester"] = {"status": "started", "mode": mode, "runId": run_id}
+        write_journal(workspace, cid, iteration, entry)
+        entry["tester"] = tester_task(workspace, contract, iteration, project, mode, engine, executor, run_id,
+                                      previous["runId"] if previous else None)
+        write_journal(workspace, cid, iteration, entry)
+    return tester_findings(entry["tester"], previous, evaluator_runs_tests(project))
+
+
 def _iterate(workspace: Path, path: Path, contract: SprintContract, project: ProjectConfig, engine: str,
-             executor: str, max_iterations: int) -> ContractStatus:
+             executor: str, max_iterations: int, tester: str | None = None) -> ContractStatus:
     """Iterations until a pass or the limit; resumes from whatever files the last run left."""
     if transition(contract, ContractStatus.in_progress):
         write_contract(path, contract)
@@ -98,8 +139,11 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
         result = load_eval(workspace, contract.contract_id, iteration)
         entry = read_journal(workspace, contract.contract_id, iteration)
         if result is None or entry is None:
-            entry = entry or _generate(workspace, project, contract, iteration, engine)
+            entry = entry or _generate(workspace, project, contract, iteration, engine, tester)
             blocking, notes = _findings(entry)
+            if tester:
+                more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
+                blocking, notes = blocking + more_blocking, notes + more_notes
             result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
                                    blocking_issues=blocking, notes=notes)
         record_iteration(contract, result)
@@ -130,7 +174,8 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         workspace: the project the generator works on.
         contracts: folder of contracts (default: WORKSPACE/.sprintflow/contracts).
         engine: generator engine command or preset (else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE,
-            engines.generator).
+            engines.generator). A tester engine (SPRINTFLOW_TESTER_ENGINE or engines.tester) adds
+            the tester step to every iteration.
         executor: where strategies run: auto, docker or local.
         max_iterations: iterations per contract (default: evaluator.maxIterations).
         retry_rework: also run contracts that ended needs-rework before (from their next iteration).
@@ -143,13 +188,15 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
     folder = Path(contracts).resolve() if contracts else contracts_dir(root)
     loaded = load_contracts(folder)
     generator = resolve_engine("generator", explicit=engine, config=project.engines)
+    tester = tester_engine(project)
     limit = max_iterations or project.evaluator.max_iterations
     order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
     progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")
     outcomes: dict[str, str] = {}
     for done, cid in enumerate(order, start=1):
         path, contract = loaded[cid]
-        outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework, outcomes)
+        outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework, outcomes,
+                                 tester)
         print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
         update_progress_artifact(progress, progress=100.0 * done / len(order))
     create_markdown_artifact(_summary_markdown(loaded, outcomes), key="sprint-summary",
@@ -158,7 +205,8 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
 
 
 def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectConfig, generator: str,
-             executor: str, limit: int, retry_rework: bool, outcomes: dict[str, str]) -> str:
+             executor: str, limit: int, retry_rework: bool, outcomes: dict[str, str],
+             tester: str | None = None) -> str:
     if contract.status is ContractStatus.completed:
         return "completed"
     if contract.status is ContractStatus.needs_rework and not retry_rework:
@@ -168,7 +216,7 @@ def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectC
         print(f"{contract.contract_id} is blocked by {', '.join(blockers)}")
         _emit(contract, "blocked")
         return "blocked"
-    status = _iterate(root, path, contract, project, generator, executor, limit)
+    status = _iterate(root, path, contract, project, generator, executor, limit, tester)
     _finish(path, contract, status)
     return status.value
 
