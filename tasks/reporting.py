@@ -77,7 +77,7 @@ def period_start(timestamps: pd.Series, freq: str = "W") -> pd.Series:
     """
     naive = pd.to_datetime(timestamps, utc=True).dt.tz_localize(None)
     if freq == "W":  # the common case, without building Period objects for millions of rows
-        return naive.dt.normalize() - pd.to_timedelta(naive.dt.dayofweek, unit="D")
+        return naive.dt.normalize() - pd.to_timedelta(naive.dt.day_of_week, unit="D")
     return naive.dt.to_period(freq).dt.start_time
 
 
