@@ -156,7 +156,8 @@ def _append_many(folder: str, writer: int) -> int:
 
 
 def test_concurrent_writers_and_compactors_keep_every_row_once(tmp_path):
-    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("fork")) as pool:
+    # forkserver, not fork: the session may already run Prefect's threads, which fork would copy mid-lock.
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("forkserver")) as pool:
         list(pool.map(_append_many, [str(tmp_path)] * 4, range(4)))
     frame = read_table(tmp_path, EVALS)
     evaluations = frame[frame.kind == "evaluation"]
