@@ -15,7 +15,8 @@ One tester step (:func:`run_tester_step`):
 3. runs the tests with the configured command through an Executor, killed at
    the time limit (the seed's 60 s; a killed run has crashed);
 4. judges the run (:func:`~sprintflow.tasks.testrun.build_test_run`), bridges
-   it to ``bugs.ndjson`` and writes ``result.json``;
+   it to ``bugs.ndjson`` and writes ``result.json`` (and the engine's answer,
+   ``engine.txt``) into the run folder;
 5. runs the seed's self-checks (:func:`self_check`).
 
 Example:
@@ -44,7 +45,7 @@ from .engines import EngineReply, engine_env, resolve_engine, run_engine
 from .executors import CommandSpec, Executor
 from .guard import Snapshot, outside_scope
 from .process import CommandResult
-from .store import sprintflow_dir
+from .store import atomic_write_text, sprintflow_dir
 from .strategies import resolve_command
 from .testrun import build_test_run, declared_status_codes, new_run_id, record_test_run
 from .workspace import IGNORED_DIRS
@@ -74,6 +75,9 @@ TEST_SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".j
 
 MAX_FAILURES_KEPT = 20
 """Failures (test and hint) copied into the iteration journal; result.json keeps them all."""
+
+RAW_KEPT = 20_000
+"""Characters of the engine's stdout and of its stderr kept in the run folder's ``engine.txt``."""
 
 _MODE_TEXT = {
     "test": "First run: write tests for every success criterion and every declared status "
@@ -328,7 +332,10 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     restored = snapshot.restore()
     test_run, outcome = _run_tests(workspace, settings, command, executor, contract, run_id)
     sync = sync_bugs(workspace, test_run, unit=contract.contract_id, run_id=run_id)
-    record_test_run(workspace, run_id, sync.test_run, outcome.stdout, outcome.stderr)
+    folder = record_test_run(workspace, run_id, sync.test_run, outcome.stdout, outcome.stderr)
+    # The engine's answer is kept, so a failed or odd tester step can be read afterwards.
+    atomic_write_text(folder / "engine.txt", f"{reply.raw[-RAW_KEPT:]}\n--- stderr ---\n"
+                                             f"{reply.stderr[-RAW_KEPT:]}")
     return TesterStep(mode=mode, test_run=sync.test_run, engine=EngineSummary.of(reply),
                       restored=restored,
                       self_check=self_check(sync.test_run, contract, workspace, settings.tests_dir),

@@ -140,6 +140,8 @@ def test_a_failing_engine_is_recorded_and_the_existing_tests_still_run(tiny):
     _step(tiny, 1)
     step = _step(tiny, 1, "fail", mode="retry")
     assert not step.engine.ok and "exited with code 1" in step.engine.reason
+    engine_text = (tiny / f".sprintflow/runs/{step.run_id}/engine.txt").read_text()
+    assert "the scripted tester gives up" in engine_text
     assert step.test_run.summary.total == 2
     assert next_mode(None, step.journal()) == "resume"
 
