@@ -65,6 +65,10 @@ def report_flow(workspace: str = ".", out: str | None = None, since: str | None 
         out: folder for the files (default ``<workspace>/.sprintflow/report``).
         since: only what happened at or after this date (``2026-05-01``).
         key_prefix: artifact key prefix; give each reported workspace its own to keep series apart.
+
+    Example:
+        >>> report_flow(".", since="2026-05-01")["files"]["html"]
+        '.sprintflow/report/report.html'
     """
     if since is not None:
         parse_since(since)  # refuse a bad date before any work

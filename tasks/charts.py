@@ -88,6 +88,9 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
     Args:
         by_week: ``pass_rate_by_week(evals, by_strategy=False)``.
         yield_by_week: ``first_pass_yield(evals, freq="W")``.
+
+    Example:
+        >>> pass_rate_trend(pass_rate_by_week(evals, by_strategy=False), first_pass_yield(evals, freq="W"))
     """
     if by_week.empty:
         return None
@@ -103,7 +106,11 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
 
 
 def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
-    """One line per strategy: weekly pass rate (``pass_rate_by_week(evals)``)."""
+    """One line per strategy: weekly pass rate (``pass_rate_by_week(evals)``).
+
+    Example:
+        >>> strategy_trends(pass_rate_by_week(evals))
+    """
     if by_week.empty:
         return None
     fig, axes = _figure("Pass rate per strategy and week", dates=True)
@@ -115,7 +122,11 @@ def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
 
 
 def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
-    """Horizontal bars: each strategy's pass rate with its interval (``pass_rate_by_strategy``)."""
+    """Horizontal bars: each strategy's pass rate with its interval (``pass_rate_by_strategy``).
+
+    Example:
+        >>> strategy_pass_rates(pass_rate_by_strategy(evals))
+    """
     if by_strategy.empty:
         return None
     fig, axes = _figure("Pass rate by strategy (95% interval)", (7.5, 0.9 + 0.3 * len(by_strategy)),
@@ -128,7 +139,11 @@ def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
 
 
 def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
-    """How many iterations contracts needed to pass, and how many never did (``time_to_green``)."""
+    """How many iterations contracts needed to pass, and how many never did (``time_to_green``).
+
+    Example:
+        >>> iterations_to_green_chart(time_to_green(evals))
+    """
     if to_green.empty:
         return None
     counts = to_green["iterations_to_green"].dropna().astype(int).value_counts().sort_index()
@@ -143,7 +158,11 @@ def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
 
 
 def coverage_chart(summary: pd.DataFrame) -> Figure | None:
-    """Shares of criteria by verification and outcome (``coverage_summary``)."""
+    """Shares of criteria by verification and outcome (``coverage_summary``).
+
+    Example:
+        >>> coverage_chart(coverage_summary(criteria_coverage(evals)))
+    """
     if summary.empty or summary["criteria"].sum() == 0:
         return None
     fig, axes = _figure("Criteria coverage", (7.5, 2.4), labels=summary["measure"])
@@ -154,7 +173,11 @@ def coverage_chart(summary: pd.DataFrame) -> Figure | None:
 
 
 def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
-    """Flip rate per strategy on unchanged content (``flaky_strategies``)."""
+    """Flip rate per strategy on unchanged content (``flaky_strategies``).
+
+    Example:
+        >>> flakiness_chart(flaky_strategies(evals))
+    """
     if flaky.empty:
         return None
     fig, axes = _figure("Flip rate on the same workspace hash", (7.5, 0.9 + 0.3 * len(flaky)),
@@ -166,7 +189,11 @@ def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
 
 
 def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
-    """Regressions reported per week (``regressions_over_time``)."""
+    """Regressions reported per week (``regressions_over_time``).
+
+    Example:
+        >>> regressions_chart(regressions_over_time(evals))
+    """
     if regressions.empty:
         return None
     fig, axes = _figure("Regressions per week", (7.5, 2.6), dates=True)
@@ -175,7 +202,11 @@ def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
 
 
 def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
-    """Bugs opened, fixed and reopened per week (``bug_activity``)."""
+    """Bugs opened, fixed and reopened per week (``bug_activity``).
+
+    Example:
+        >>> bug_activity_chart(bug_activity(history.bugs))
+    """
     if activity.empty:
         return None
     fig, axes = _figure("Bugs per week", (7.5, 2.6), dates=True)
@@ -186,7 +217,11 @@ def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
 
 
 def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
-    """Scorer score per skill over time, one line per prompt version (``score_trends``)."""
+    """Scorer score per skill over time, one line per prompt version (``score_trends``).
+
+    Example:
+        >>> score_trend_chart(score_trends(history.scores))
+    """
     if trends.empty:
         return None
     fig, axes = _figure("Scorer score per skill and prompt version", dates=True)
@@ -198,7 +233,11 @@ def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
 
 
 def cost_chart(costs: pd.DataFrame) -> Figure | None:
-    """Distribution of cost per sprint (``cost_per_sprint``); None when no engine reported cost."""
+    """Distribution of cost per sprint (``cost_per_sprint``); None when no engine reported cost.
+
+    Example:
+        >>> cost_chart(cost_per_sprint(evals))
+    """
     known = costs["cost_usd"].dropna()
     if known.empty:
         return None
@@ -209,7 +248,11 @@ def cost_chart(costs: pd.DataFrame) -> Figure | None:
 
 
 def testrun_chart(trends: pd.DataFrame) -> Figure | None:
-    """Failure rate and acceptance coverage of test runs per week (``testrun_trends``)."""
+    """Failure rate and acceptance coverage of test runs per week (``testrun_trends``).
+
+    Example:
+        >>> testrun_chart(testrun_trends(history.testruns))
+    """
     if trends.empty:
         return None
     fig, axes = _figure("Test runs: failure rate and acceptance coverage", (7.5, 2.6), dates=True)
