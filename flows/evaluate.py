@@ -7,12 +7,14 @@ all of them run even when one fails, and results come back in the seed's order.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
+from prefect.runtime import flow_run
 from sprintflow.schemas import (
     CriterionResult,
     EvalResult,
@@ -39,6 +41,7 @@ from sprintflow.tasks.evaluation import (
     write_eval_result,
 )
 from sprintflow.tasks.executors import CommandSpec, resolve_executor
+from sprintflow.tasks.history import record_evaluation
 from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
 from sprintflow.tasks.strategies import run_strategy
 
@@ -117,7 +120,7 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> l
 @flow(name="evaluate", log_prints=True)
 def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cache: bool = True,
                   iteration: int | None = None, blocking_issues: list[str] | None = None,
-                  notes: list[str] | None = None) -> EvalResult:
+                  notes: list[str] | None = None, usage: dict | None = None) -> EvalResult:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     Args:
@@ -129,7 +132,9 @@ def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cac
         blocking_issues: problems found outside the strategies (a generator that failed or
             touched protected files); each becomes a critical feedback item and fails the result.
         notes: observations that do not block (files changed outside estimatedFiles).
+        usage: the generator step's ``engine``, ``tokens`` and ``cost``, for the history rows.
     """
+    started = time.monotonic()
     runner = resolve_executor(executor)
     plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration)
     print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
@@ -140,6 +145,10 @@ def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cac
     result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
                                   blocking_issues=blocking_issues or [], notes=notes or [])
     path = write_eval_result(plan.workspace, result)
+    record_evaluation(plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind,
+                      image=runner.config.image if runner.kind == "docker" else None,
+                      run_id=str(flow_run.id) if flow_run.id else None,
+                      duration_ms=round((time.monotonic() - started) * 1000), **(usage or {}))
     key = artifact_key(result.contract_id)
     create_markdown_artifact(eval_markdown(result), key=key, description=result.summary[:250])
     create_table_artifact(eval_table(result), key=f"{key}-table", description="Strategy and criterion results")

@@ -93,6 +93,13 @@ def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract,
     return entry
 
 
+def _usage(entry: dict, engine: str) -> dict:
+    """What the generator step cost, for the history rows."""
+    tokens = [entry.get("inputTokens"), entry.get("outputTokens")]
+    return {"engine": engine, "cost": entry.get("costUsd"),
+            "tokens": sum(t for t in tokens if t is not None) if any(t is not None for t in tokens) else None}
+
+
 def _findings(entry: dict) -> tuple[list[str], list[str]]:
     blocking = []
     if not entry["ok"]:
@@ -145,7 +152,7 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
                 more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
                 blocking, notes = blocking + more_blocking, notes + more_notes
             result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
-                                   blocking_issues=blocking, notes=notes)
+                                   blocking_issues=blocking, notes=notes, usage=_usage(entry, engine))
         record_iteration(contract, result)
         write_contract(path, contract)
 
