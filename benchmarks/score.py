@@ -71,7 +71,8 @@ def make_workspace(root: Path, cases: int) -> None:
 
 def run_cli(root: Path, engine: str, concurrency: int, extra: list[str]) -> tuple[float, dict, int]:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "from sprintflow.cli import main; main()", "score", "triage", "--engine", engine,
+    proc = subprocess.run([sys.executable, "-c", "from sprintflow.cli import main; main()",
+                           "score", "triage", "--engine", engine,
                            "--concurrency", str(concurrency), "--json", "--timings", *extra],
                           cwd=root, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
@@ -93,6 +94,7 @@ def flow_path(root: Path, engine: str, concurrency: int) -> tuple[float, float, 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     from prefect import flow
+
     from sprintflow.flows.score import score_flow
 
     @flow

@@ -15,6 +15,8 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
+
+from sprintflow.errors import ConfigError
 from sprintflow.schemas import (
     CriterionResult,
     EvalResult,
@@ -44,8 +46,6 @@ from sprintflow.tasks.executors import CommandSpec, resolve_executor
 from sprintflow.tasks.history import record_evaluation
 from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
 from sprintflow.tasks.strategies import run_strategy
-
-from sprintflow.errors import ConfigError
 
 from .retries import retry_on_infrastructure
 
@@ -102,7 +102,7 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
 
 
 def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> list[CriterionResult]:
-    by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies)}
+    by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
     by_command = {VerificationMethod.custom: run_custom_criterion_task,
                   VerificationMethod.manual: judge_manual_criterion_task}
     pending = {c.criterion_id: by_command[c.verification_method].submit(plan, c.criterion_id)

@@ -11,6 +11,7 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+
 from sprintflow.tasks.engines import EngineReply
 from sprintflow.tasks.planning import DEFAULT_MAX_ATTEMPTS, Plan, call_planner, run_planner
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+
 from sprintflow.tasks.history import load_history, parse_since
 from sprintflow.tasks.report import Report, build_report, default_out, table_records, write_report
 from sprintflow.tasks.reporting import REPORT_COLUMNS

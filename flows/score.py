@@ -22,6 +22,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
+
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
 from sprintflow.tasks.scoring import (

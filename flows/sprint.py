@@ -18,6 +18,8 @@ from prefect.artifacts import (
 )
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
+
+from sprintflow.config import load_project_config
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.tasks.engines import engine_env, resolve_engine, run_engine
 from sprintflow.tasks.executors import resolve_executor
@@ -46,8 +48,6 @@ from sprintflow.tasks.tester import (
     tester_settings,
 )
 
-from sprintflow.config import load_project_config
-
 from .evaluate import evaluate_flow
 
 __all__ = ["sprint_flow"]
@@ -62,7 +62,8 @@ def generate_task(workspace: Path, contract_id: str, iteration: int, engine: str
     env = engine_env({"SPRINTFLOW_CONTRACT_ID": contract_id, "SPRINTFLOW_ITERATION": str(iteration),
                       "SPRINTFLOW_WORKSPACE": str(workspace)})
     reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env)
-    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code, "durationMs": round(reply.duration_s * 1000),
+    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code,
+            "durationMs": round(reply.duration_s * 1000),
             "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
             "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:]}
 

@@ -1,11 +1,40 @@
 """Pydantic models (the source of truth), their generated JSON Schemas, and validation."""
 
-from .config import (DEFAULT_IMAGE, PRESETS, Commands, EngineConfig, EvaluatorConfig, ExecutorConfig, ProjectConfig,
-                     SprintConfig, StrategyConfig, TesterConfig)
-from .contract import ContractStatus, Feature, IterationRecord, PlanSpec, SprintContract, SuccessCriterion, VerificationMethod
-from .evaluation import (Category, CriterionResult, Diagnostic, EvalResult, GeneratorFeedback, Outcome, Priority,
-                         Regression, Score, StrategyResult, StrategyType)
 from ._base import Document, utc_now
+from .config import (
+                     DEFAULT_IMAGE,
+                     PRESETS,
+                     Commands,
+                     EngineConfig,
+                     EvaluatorConfig,
+                     ExecutorConfig,
+                     ProjectConfig,
+                     SprintConfig,
+                     StrategyConfig,
+                     TesterConfig,
+)
+from .contract import (
+                     ContractStatus,
+                     Feature,
+                     IterationRecord,
+                     PlanSpec,
+                     SprintContract,
+                     SuccessCriterion,
+                     VerificationMethod,
+)
+from .evaluation import (
+                     Category,
+                     CriterionResult,
+                     Diagnostic,
+                     EvalResult,
+                     GeneratorFeedback,
+                     Outcome,
+                     Priority,
+                     Regression,
+                     Score,
+                     StrategyResult,
+                     StrategyType,
+)
 from .validation import KINDS, detect_kind, json_schema, load_document, validate_data
 
 __all__ = [

@@ -1,7 +1,16 @@
 """sprintflow: planner -> generator -> evaluator sprints for AI coding agents, as Prefect 3 flows."""
 
-from sprintflow.errors import (ConfigError, DocumentError, EngineError, ExecutorUnavailable, InfrastructureError,
-                               InputError, SprintflowError, TransitionError, WorkspaceError)
+from sprintflow.errors import (
+                               ConfigError,
+                               DocumentError,
+                               EngineError,
+                               ExecutorUnavailable,
+                               InfrastructureError,
+                               InputError,
+                               SprintflowError,
+                               TransitionError,
+                               WorkspaceError,
+)
 
 __all__ = [
     "ConfigError", "DocumentError", "EngineError", "ExecutorUnavailable", "InfrastructureError",

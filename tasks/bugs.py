@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
-from sprintflow.schemas._base import utc_now
-from sprintflow.schemas.testrun import TestFailureEntry, TestRun
 
 from sprintflow.errors import InputError, TransitionError
+from sprintflow.schemas._base import utc_now
+from sprintflow.schemas.testrun import TestFailureEntry, TestRun
 
 from .store import append_ndjson, read_ndjson, sprintflow_dir
 

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sprintflow.tasks.process import run_command
-
 from sprintflow.errors import ConfigError
+from sprintflow.tasks.process import run_command
 
 __all__ = [
     "DEFAULT_ENGINE_TIMEOUT",

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
+
+from sprintflow.config import load_project_config
+from sprintflow.errors import WorkspaceError
 from sprintflow.schemas import (
     CriterionResult,
     EvalResult,
@@ -23,9 +26,6 @@ from sprintflow.schemas import (
     load_document,
     utc_now,
 )
-
-from sprintflow.config import load_project_config
-from sprintflow.errors import WorkspaceError
 
 from .executors import Executor
 from .feedback import (

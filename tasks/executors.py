@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sprintflow.schemas import ExecutorConfig
-
 from sprintflow.errors import ExecutorUnavailable, InputError
+from sprintflow.schemas import ExecutorConfig
 
 from .process import CappedBuffer, CommandResult, run_command, scrubbed_env
 

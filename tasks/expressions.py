@@ -122,7 +122,7 @@ class _Evaluator(ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         left = self.visit(node.left)
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.visit(comparator)
             try:
                 if not _COMPARE[type(op)](left, right):

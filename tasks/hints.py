@@ -228,7 +228,7 @@ def _differing_fields(expected: Any, received: Any) -> list[str]:
         keys = sorted(set(expected) | set(received), key=str)
         return [str(k) for k in keys if expected.get(k, ...) != received.get(k, ...)]
     if isinstance(expected, list) and isinstance(received, list) and len(expected) == len(received):
-        return [f"[{i}]" for i, (a, b) in enumerate(zip(expected, received)) if a != b]
+        return [f"[{i}]" for i, (a, b) in enumerate(zip(expected, received, strict=False)) if a != b]
     return []
 
 

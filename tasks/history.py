@@ -45,9 +45,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
-from sprintflow.schemas import EvalResult, SprintContract
 
 from sprintflow.errors import InputError, WorkspaceError
+from sprintflow.schemas import EvalResult, SprintContract
 from sprintflow.settings import get_settings
 
 from .process import run_command

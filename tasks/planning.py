@@ -22,11 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sprintflow.schemas import PlanSpec, SprintContract, utc_now
-from sprintflow.schemas.validation import schema_problems, validate_data
-
 from sprintflow.config import load_project_config
 from sprintflow.errors import DocumentError, EngineError, Problem
+from sprintflow.schemas import PlanSpec, SprintContract, utc_now
+from sprintflow.schemas.validation import schema_problems, validate_data
 
 from .engines import EngineReply, engine_env, extract_json, resolve_engine, run_engine
 from .sprint import contracts_dir, dependency_order, load_contracts
@@ -339,7 +338,8 @@ def check_reply(reply: EngineReply, request: str, label: str, existing: dict[str
     """The answer of one engine call, normalised, and its problems (the answer is None when unusable).
 
     Example:
-        >>> check_reply(run_engine("echo hi", "", cwd="."), "x", "planner answer (attempt 1)", {}, (), False)[1][0].message
+        >>> answer, problems = check_reply(run_engine("echo hi", "", cwd="."), "x", "attempt 1", {}, (), False)
+        >>> problems[0].message
         'no JSON object in the answer (3 characters)'
     """
     if not reply.ok:

@@ -51,7 +51,8 @@ def eval_markdown(result: EvalResult) -> str:
     if result.generator_feedback:
         lines += ["", "## Feedback for the generator"]
         for item in result.generator_feedback:
-            where = f" `{item.file}:{item.line}`" if item.file and item.line else (f" `{item.file}`" if item.file else "")
+            where = (f" `{item.file}:{item.line}`" if item.file and item.line
+                     else (f" `{item.file}`" if item.file else ""))
             lines.append(f"- **{item.priority.value}** ({item.category.value}){where}: {_cell(item.description, 400)}"
                          f" — expected: {_cell(item.expected, 300)}")
     return "\n".join(lines) + "\n"

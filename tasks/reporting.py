@@ -247,8 +247,8 @@ def coverage_summary(coverage: pd.DataFrame) -> pd.DataFrame:
     """
     automatic = coverage["automatic"]
     counts = {
-        "automatic": int((automatic == True).sum()),
-        "manual": int((automatic == False).sum()),
+        "automatic": int(automatic.eq(True).sum()),
+        "manual": int(automatic.eq(False).sum()),
         "unknown method": int(automatic.isna().sum()),
         "never exercised": int((~coverage["exercised"]).sum()),
         "never passing": int((coverage["exercised"] & ~coverage["ever_passed"]).sum()),

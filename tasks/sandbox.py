@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sprintflow.schemas import DEFAULT_IMAGE
-
 from sprintflow.errors import ExecutorUnavailable, InputError
+from sprintflow.schemas import DEFAULT_IMAGE
 
 __all__ = ["APT_PACKAGES", "PIP_PACKAGES", "SANDBOX_UID", "build_sandbox_image"]
 

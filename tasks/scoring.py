@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+
+from sprintflow.errors import DocumentError, InfrastructureError, InputError, Problem
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import (
     CaseDifference,
@@ -54,8 +56,6 @@ from sprintflow.schemas.scoring import (
 from sprintflow.tasks.engines import engine_env, extract_json, resolve_engine, run_engine
 from sprintflow.tasks.process import run_command
 from sprintflow.tasks.store import append_ndjson, atomic_write_text, sprintflow_dir
-
-from sprintflow.errors import DocumentError, InfrastructureError, InputError, Problem
 
 __all__ = [
     "CONTEXT_HEADING",
@@ -377,7 +377,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
     if a is None or b is None:
@@ -684,7 +684,7 @@ def compare_reports(a: ScoreReport, b: ScoreReport, *, alpha: float = 0.05,
     differences = [
         CaseDifference(id=ca.id, a=ca.passed, b=cb.passed, expected=ca.expected, actual_a=ca.actual,
                        actual_b=cb.actual, reason_a=ca.reason, reason_b=cb.reason)
-        for ca, cb in zip(a.cases, b.cases) if ca.passed != cb.passed
+        for ca, cb in zip(a.cases, b.cases, strict=True) if ca.passed != cb.passed
     ]
     only_a = sum(1 for d in differences if d.a)
     only_b = len(differences) - only_a
@@ -695,7 +695,7 @@ def compare_reports(a: ScoreReport, b: ScoreReport, *, alpha: float = 0.05,
         verdict = "a-better"
     else:
         verdict = "no-significant-difference"
-    both_passed = sum(1 for ca, cb in zip(a.cases, b.cases) if ca.passed and cb.passed)
+    both_passed = sum(1 for ca, cb in zip(a.cases, b.cases, strict=True) if ca.passed and cb.passed)
     return CompareReport(
         skill=a.skill, total=a.total,
         a=PromptScore(prompt_file=a.prompt_file, prompt_sha256=a.prompt_sha256, passed=a.passed,

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sprintflow.errors import DocumentError, Problem
 from sprintflow.schemas import (
     ContractStatus,
     EvalResult,
@@ -23,8 +24,6 @@ from sprintflow.schemas import (
     utc_now,
 )
 from sprintflow.schemas.validation import parse_json_file, validate_data
-
-from sprintflow.errors import DocumentError, Problem
 
 from .guard import Snapshot, before_after_diff, matches, paths_scope
 from .store import atomic_write_text, sprintflow_dir

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sprintflow.errors import ConfigError, ReportError
 from sprintflow.schemas import (
     Diagnostic,
     Outcome,
@@ -24,8 +25,6 @@ from sprintflow.schemas import (
     StrategyResult,
     StrategyType,
 )
-
-from sprintflow.errors import ConfigError, ReportError
 
 from .bugs import sync_bugs
 from .executors import CommandSpec, Executor
@@ -417,7 +416,8 @@ def _endpoint_diagnostic(check: dict, roots: list[str]) -> Diagnostic:
     if check["error"]:
         message = f"{where} failed: {check['error']}"
     elif check["status"] != check["expectedStatus"]:
-        message = f"{where} returned {check['status']} instead of {check['expectedStatus']}; body: {check['body'][:200]}"
+        message = (f"{where} returned {check['status']} instead of {check['expectedStatus']}; "
+                   f"body: {check['body'][:200]}")
     else:
         message = f"{where} response lacks keys {check['missingKeys']}; body: {check['body'][:200]}"
     if file:

@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sprintflow.errors import ConfigError, InputError
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.testrun import TestRun
-
-from sprintflow.errors import ConfigError, InputError
 
 from .bugs import sync_bugs
 from .engines import EngineReply, engine_env, resolve_engine, run_engine

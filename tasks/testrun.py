@@ -33,10 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sprintflow.errors import InputError, ReportError
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
-
-from sprintflow.errors import InputError, ReportError
 
 from .hints import Language, build_hint
 from .parsers import ParsedReport, Roots, TestFailure, parse_report

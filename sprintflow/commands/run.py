@@ -19,7 +19,8 @@ from sprintflow.cli import EXIT_FAILED, EXIT_OK
               help="Where strategies run: auto = Docker when an engine answers, else local (with a warning).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=None,
               help="Iterations per contract (default: evaluator.maxIterations, 3).")
-@click.option("--retry-rework", is_flag=True, help="Also run contracts that ended needs-rework, from their next iteration.")
+@click.option("--retry-rework", is_flag=True,
+              help="Also run contracts that ended needs-rework, from their next iteration.")
 def run(workspace: Path, contracts: Path | None, engine: str | None, executor: str, max_iterations: int | None,
         retry_rework: bool) -> None:
     """Run the sprint: generator then evaluator, iteration after iteration, per contract.

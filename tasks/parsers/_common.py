@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sprintflow.schemas.evaluation import Diagnostic
-
 from sprintflow.errors import ReportError
+from sprintflow.schemas.evaluation import Diagnostic
 
 __all__ = [
     "ParsedReport",

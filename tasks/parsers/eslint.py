@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sprintflow.schemas.evaluation import Diagnostic
-
 from sprintflow.errors import ReportError
+from sprintflow.schemas.evaluation import Diagnostic
 
 from ._common import ParsedReport, Roots, load_json, relativise, report_parser
 

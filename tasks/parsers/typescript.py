@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from sprintflow.schemas.evaluation import Diagnostic
-
 from sprintflow.errors import ReportError
+from sprintflow.schemas.evaluation import Diagnostic
 
 from ._common import ParsedReport, Roots, relativise, report_parser, strip_ansi
 

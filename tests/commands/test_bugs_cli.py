@@ -4,9 +4,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from sprintflow.tasks.bugs import bugs_path, open_bug
 
 from sprintflow.cli import cli
+from sprintflow.tasks.bugs import bugs_path, open_bug
 
 
 def bugs(*args):

@@ -5,9 +5,9 @@ import re
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from sprintflow.tasks.reporting_demo import demo_workspace
 
 from sprintflow.cli import cli
+from sprintflow.tasks.reporting_demo import demo_workspace
 
 TABLES = {"pass-rate-by-week", "first-pass-yield", "first-pass-yield-by-week", "pass-rate-by-strategy",
           "strategy-pass-rate-by-week", "time-to-green", "criteria-coverage-summary", "criteria-coverage",

@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sprintflow.schemas.scoring import EvalCase
-from sprintflow.tasks.scoring import history_path, prepare_run, score_skill
 
 from sprintflow.errors import DocumentError, InfrastructureError
+from sprintflow.schemas.scoring import EvalCase
+from sprintflow.tasks.scoring import history_path, prepare_run, score_skill
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scoring"
 ENGINE = f"exec {sys.executable} stub_engine.py"
@@ -51,6 +51,7 @@ def test_the_flow_gives_the_same_report_as_the_plain_path(prefect_harness, examp
 def test_the_report_is_published_as_a_table_artifact(prefect_harness, example):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
     from sprintflow.flows.score import score_flow
 
     score_flow("triage", root=str(example), engine=ENGINE, persist=False)
@@ -65,6 +66,7 @@ def test_the_report_is_published_as_a_table_artifact(prefect_harness, example):
 
 def test_only_infrastructure_errors_are_retried(prefect_harness, example):
     from prefect import flow, task
+
     from sprintflow.flows.retries import retry_on_infrastructure
     from sprintflow.flows.score import score_batch
 

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.schemas import EvalResult, SprintContract
-
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.schemas import EvalResult
-
 from tests.fixtures.sprint.make_workspace import ENGINE, TESTER, make_workspace
 
 TESTER_CONFIG = f'''

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from sprintflow.errors import InputError, TransitionError
 from sprintflow.tasks.bugs import (
     RUNNER_TEST_NAME,
     TRANSITIONS,
@@ -23,8 +25,6 @@ from sprintflow.tasks.bugs import (
     transition_bug,
 )
 from sprintflow.tasks.testrun import build_test_run, record_test_run
-
-from sprintflow.errors import InputError, TransitionError
 
 
 @contextmanager

@@ -7,6 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from sprintflow.errors import ConfigError
 from sprintflow.schemas.config import EngineConfig
 from sprintflow.tasks.engines import (
     ENGINE_PRESETS,
@@ -17,8 +19,6 @@ from sprintflow.tasks.engines import (
     resolve_engine,
     run_engine,
 )
-
-from sprintflow.errors import ConfigError
 
 
 def script(tmp_path: Path, name: str, body: str) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sprintflow.tasks.hints import build_hint
 from sprintflow.tasks.parsers import TestFailure, parse_report
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+
+from sprintflow.errors import WorkspaceError
 from sprintflow.schemas import EvalResult
 from sprintflow.tasks import history
 from sprintflow.tasks.history import (
@@ -23,8 +25,6 @@ from sprintflow.tasks.history import (
     record_evaluation,
     score_rows,
 )
-
-from sprintflow.errors import WorkspaceError
 
 
 def make_eval(contract="sprint-spec-1-1", iteration=1, result="fail", timestamp="2026-05-13T10:31:00Z",

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from sprintflow.errors import DocumentError, EngineError
 from sprintflow.schemas import SprintContract
 from sprintflow.tasks.engines import EngineReply
 from sprintflow.tasks.planning import (
@@ -22,8 +24,6 @@ from sprintflow.tasks.planning import (
     run_planner,
     workspace_listing,
 )
-
-from sprintflow.errors import DocumentError, EngineError
 
 PLANNER = Path(__file__).resolve().parents[2] / "examples" / "planner" / "scripted_planner.py"
 SCRIPTED = f"{sys.executable} {PLANNER}"
@@ -223,7 +223,7 @@ def test_invalid_twice_then_valid_reasks_with_every_problem_and_keeps_the_raw_an
     assert "vague criterion ('looks good')" in str(first.problems)
     assert "dependency cycle" in str(second.problems)
     assert third.problems == [] and third.raw_path is None
-    for attempt, prompt in zip([first, second], prompts[1:]):
+    for attempt, prompt in zip([first, second], prompts[1:], strict=True):
         assert "## Request\nAdd a todo API" in prompt
         assert "\n".join(str(p) for p in attempt.problems) in prompt
         assert attempt.raw_path.name.endswith(f"-attempt-{attempt.number}.txt")

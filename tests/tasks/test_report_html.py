@@ -4,6 +4,7 @@ import os
 import shutil
 
 import pytest
+
 from sprintflow.tasks.history import load_history
 from sprintflow.tasks.report import build_report, write_report
 from sprintflow.tasks.report_html import SECTIONS

@@ -21,6 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
 from sprintflow.tasks import reporting as r
 from sprintflow.tasks.history import EVALS, append_rows, read_table
 

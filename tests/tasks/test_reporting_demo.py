@@ -1,6 +1,7 @@
 """The synthetic history is shaped like a real one and tells the story the notebooks show."""
 
 import pandas as pd
+
 from sprintflow.tasks import reporting as r
 from sprintflow.tasks.history import EVAL_SCHEMA, load_history
 from sprintflow.tasks.reporting_demo import STRATEGIES, demo_workspace, synthetic_evals

@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from sprintflow.errors import ConfigError, DocumentError, InfrastructureError, InputError
 from sprintflow.schemas.scoring import ComparatorConfig, EvalCase, ScoreHistoryRow, ScoreReport
 from sprintflow.tasks.scoring import (
     CONTEXT_HEADING,
@@ -31,8 +33,6 @@ from sprintflow.tasks.scoring import (
     score_cases,
     score_skill,
 )
-
-from sprintflow.errors import ConfigError, DocumentError, InfrastructureError, InputError
 
 # Answers as each case's input tells it to, so one file can hold every kind of answer.
 STUB = r'''
@@ -178,7 +178,8 @@ def test_the_engine_gets_the_skill_prompt_then_the_heading_then_the_input(worksp
                          persist=False)
     assert report.cases[0].passed, report.cases[0].reason
     assert build_prompt("Skill.\n\n", "diff\n") == f"Skill.\n\n{CONTEXT_HEADING}\n\ndiff\n"
-    assert build_prompt("S", {"files": ["a.py"]}) == f'S\n\n{CONTEXT_HEADING}\n\n{{\n  "files": [\n    "a.py"\n  ]\n}}\n'
+    expected = f'S\n\n{CONTEXT_HEADING}\n\n{{\n  "files": [\n    "a.py"\n  ]\n}}\n'
+    assert build_prompt("S", {"files": ["a.py"]}) == expected
 
 
 def test_identical_engine_answers_give_byte_identical_reports_apart_from_timing(workspace):

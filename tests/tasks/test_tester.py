@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from sprintflow.errors import InputError
 from sprintflow.schemas import ProjectConfig, SprintContract
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
 from sprintflow.tasks import tester  # its tester_* names would be collected as tests if imported
@@ -14,8 +16,6 @@ from sprintflow.tasks.bugs import bugs_path, list_bugs
 from sprintflow.tasks.executors import LocalExecutor
 from sprintflow.tasks.guard import Snapshot, paths_scope
 from sprintflow.tasks.tester import load_test_run, next_mode, run_tester_step, self_check
-
-from sprintflow.errors import InputError
 from tests.fixtures.sprint.make_workspace import TESTER, add_todo_contract, make_workspace
 
 TESTS_DIR = "tests/sprintflow"

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+
+from sprintflow.errors import InputError, ReportError
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.tasks.testrun import (
@@ -12,8 +14,6 @@ from sprintflow.tasks.testrun import (
     new_run_id,
     record_test_run,
 )
-
-from sprintflow.errors import InputError, ReportError
 
 
 def test_result_json_uses_the_seeds_snake_case_names_and_round_trips():

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import parse_eslint_json
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import parse_eslint_json
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import TestCounts, parse_jest_json, parse_vitest_json
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import TestCounts, parse_jest_json, parse_vitest_json
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 VITEST = [("1.6.1.json", "/tmp/sfrec/vitest1"), ("2.1.9.json", "/tmp/sfrec/vitest2"),

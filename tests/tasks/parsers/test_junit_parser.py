@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import TestCounts, parse_junit_xml
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import TestCounts, parse_junit_xml
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pyproj"

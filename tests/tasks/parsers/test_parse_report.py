@@ -4,6 +4,8 @@ import doctest
 from pathlib import Path
 
 import pytest
+
+from sprintflow.errors import ReportError
 from sprintflow.tasks import parsers
 from sprintflow.tasks.parsers import PARSERS, ParsedReport, parse_report
 from sprintflow.tasks.parsers._common import (
@@ -12,8 +14,6 @@ from sprintflow.tasks.parsers._common import (
     relativise,
     strip_ansi,
 )
-
-from sprintflow.errors import ReportError
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 ROOTS = ["/tmp/sfrec/vitest3", "/tmp/sfrec/jest30", "/tmp/sfrec/pw", "/tmp/sfrec/pyproj",

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import TestCounts, parse_playwright_json
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import TestCounts, parse_playwright_json
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pw"

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import parse_mypy, parse_ruff_json
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import parse_mypy, parse_ruff_json
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pyproj"

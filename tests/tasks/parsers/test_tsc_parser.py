@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from sprintflow.tasks.parsers import parse_tsc
 
 from sprintflow.errors import ReportError
+from sprintflow.tasks.parsers import parse_tsc
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 EXPECTED = [
