@@ -68,6 +68,11 @@ def main() -> None:
     serial_s, _ = _timed(lambda: subprocess.run(["bash", "-c", " ; ".join(c for _, c in commands)],
                                                 cwd=workspace, capture_output=True))
     longest = max(raw.values())
+    # api-check and playwright wait for build by design, so the best possible wall time is
+    # the longer of: the longest independent strategy, and build + the longest waiting one.
+    waiting = [s.name for s in strategies if s.type in (StrategyType.playwright,)]
+    critical = max(max(t for n, t in raw.items() if n not in waiting),
+                   raw.get("build", 0.0) + max((raw[n] for n in waiting), default=0.0))
 
     with prefect_test_harness(server_startup_timeout=120):
         evaluate_flow(str(workspace), contract, executor="local", use_cache=False)  # warm-up, not counted
@@ -84,6 +89,7 @@ def main() -> None:
         print(f"  raw {name:<16} {seconds:6.2f} s")
     print(f"1. evaluate (local, no cache)     {first_s:6.2f} s")
     print(f"   / longest raw strategy          {first_s / longest:6.2f}   (longest {longest:.2f} s; target <= 1.3)")
+    print(f"   / critical path (build first)   {first_s / critical:6.2f}   (critical path {critical:.2f} s)")
     print(f"   / serial bash of the commands   {first_s / serial_s:6.2f}   (serial {serial_s:.2f} s)")
     print(f"2. cached re-evaluation            {cached_s:6.2f} s")
     print(f"   / first evaluation              {cached_s / first_s:6.2f}   (target <= 0.1)")
