@@ -197,7 +197,8 @@ def main() -> None:
 
     database = args.database_url.split("@")[-1] if args.database_url else "SQLite in a temporary PREFECT_HOME"
     print(f"Prefect {_prefect_version()} server: {database}; runner poll every {args.poll:g} s; "
-          f"client retries {os.environ.get('PREFECT_CLIENT_MAX_RETRIES', '5 (default)')}; "
+          f"trigger retries {os.environ.get('PREFECT_CLIENT_MAX_RETRIES', '5 (default)')}, flow-run retries "
+          f"{os.environ.get('PREFECT_CLIENT_MAX_RETRIES', '10 (sprintflow serve)')}; "
           f"executor {args.executor}; {os.cpu_count()} CPUs")
     print(f"1. trigger -> running (served deployment, {args.latency_runs} runs one at a time): "
           f"median {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s; "

@@ -23,13 +23,13 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 from pydantic import BaseModel, Field
+
+from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.tasks.scoring import history_path
+from sprintflow.tasks.scoring import DEFAULT_CASE_TIMEOUT, history_path
 from sprintflow.tasks.store import read_ndjson
-
-from sprintflow.errors import InputError, WorkspaceError
 
 __all__ = [
     "CHECKOUTS_ENV",
@@ -53,7 +53,7 @@ CHECKOUTS_ENV = "SPRINTFLOW_CHECKOUTS"
 TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
 GIT_TIMEOUT_S = 600
 
-Executor = Literal["auto", "docker", "local"]
+ExecutorKind = Literal["auto", "docker", "local"]
 
 
 class WorkspaceSource(BaseModel):
@@ -73,7 +73,7 @@ class EvaluateParams(WorkspaceSource):
 
     contract: str = Field(..., description="SprintContract JSON file, relative to the workspace "
                                            "unless absolute.")
-    executor: Executor = Field("auto", description="Where strategy commands run: auto (Docker when an "
+    executor: ExecutorKind = Field("auto", description="Where strategy commands run: auto (Docker when an "
                                                    "engine answers), docker or local.")
     use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
     task_runner: Literal["threads", "dask"] | None = Field(
@@ -91,7 +91,7 @@ class SprintParams(WorkspaceSource):
                                                     "(default .sprintflow/contracts).")
     engine: str | None = Field(None, description="Generator engine command or preset (default: "
                                                  "SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, config).")
-    executor: Executor = Field("auto", description="Where strategy commands run: auto, docker or local.")
+    executor: ExecutorKind = Field("auto", description="Where strategy commands run: auto, docker or local.")
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
                                                                "evaluator.maxIterations).")
     retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")
@@ -105,7 +105,7 @@ class ScoreParams(WorkspaceSource):
     prompt: str | None = Field(None, description="Prompt file (default from the cases' folder).")
     engine: str | None = Field(None, description="Engine command (default: SPRINTFLOW_ENGINE or config).")
     concurrency: int = Field(8, ge=1, le=256, description="Engines running at once.")
-    timeout: float = Field(120.0, gt=0, description="Seconds per case.")
+    timeout: float = Field(DEFAULT_CASE_TIMEOUT, gt=0, description="Seconds per case.")
 
 
 class ReportParams(WorkspaceSource):

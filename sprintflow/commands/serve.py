@@ -152,6 +152,9 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     """
     from sprintflow.settings import ensure_prefect_api
 
+    # Before Prefect reads its settings; inherited by every flow run. On SQLite, concurrent runs
+    # meet "database is locked" (answered 503, retried): 5 retries lost runs in benchmarks/deploy.py.
+    os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "10")
     prefect_file = prefect_file.resolve()
     if automations_file and str(automations_file) not in ("", ".") and not only:
         automations_file = automations_file.resolve()

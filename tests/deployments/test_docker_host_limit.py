@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from sprintflow.tasks.executors import docker_host_limit_name
 
 from sprintflow.commands.server import ensure_docker_host_limit
+from sprintflow.tasks.executors import docker_host_limit_name
 
 from .conftest import ROOT
 
