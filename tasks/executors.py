@@ -255,18 +255,28 @@ def docker_host_slot() -> Iterator[None]:
     """Hold one slot of this Docker host's global concurrency limit while a container lives.
 
     Only when a Prefect API is configured: a plain run has no server to count
-    with. A limit nobody created does not block (``strict=False``);
-    ``sprintflow server limits`` creates it.
+    with. A limit nobody created does not block, and is looked up first so that
+    Prefect does not warn about it for every container; ``sprintflow server
+    limits`` creates it.
     """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
     from prefect.settings import get_current_settings
 
-    if not get_current_settings().api.url:
-        yield
-        return
-    from prefect.concurrency.sync import concurrency
+    name = docker_host_limit_name()
+    if get_current_settings().api.url:
+        try:
+            with get_client(sync_client=True) as client:
+                client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            pass
+        else:
+            from prefect.concurrency.sync import concurrency
 
-    with concurrency(docker_host_limit_name(), occupy=1, strict=False):
-        yield
+            with concurrency(name, occupy=1, strict=False):
+                yield
+            return
+    yield
 
 
 def docker_available() -> bool:
