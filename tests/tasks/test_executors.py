@@ -12,8 +12,10 @@ from sprintflow.schemas import ExecutorConfig
 from sprintflow.tasks.executors import CommandSpec, DockerExecutor, LocalExecutor, sweep_containers
 
 
-def _managed_containers() -> int:
-    return len(docker.from_env().containers.list(all=True, filters={"label": "sprintflow.managed=true"}))
+def _managed_containers(run_id: str | None = None) -> int:
+    """Our containers; with ``run_id`` only that executor's (other test runs may share the engine)."""
+    label = f"sprintflow.run={run_id}" if run_id else "sprintflow.managed=true"
+    return len(docker.from_env().containers.list(all=True, filters={"label": label}))
 
 
 @pytest.fixture
@@ -37,12 +39,11 @@ def test_runs_in_the_workspace_with_shell_semantics(executor, tmp_path):
 
 
 def test_deadline_kills_everything(executor, tmp_path):
-    before = _managed_containers() if executor.kind == "docker" else 0
     started = time.monotonic()
     result = executor.run(tmp_path, CommandSpec("sleep 300 & sleep 300", timeout=2))
     assert result.timed_out and time.monotonic() - started < 30
     if executor.kind == "docker":
-        assert _managed_containers() == before
+        assert _managed_containers(executor.run_id) == 0
 
 
 def test_output_is_capped(executor, tmp_path):
@@ -71,7 +72,10 @@ def test_container_is_isolated_and_limited(docker_executor, tmp_path):
 
 def test_leftover_containers_are_swept(docker_ready):
     client = docker.from_env()
-    client.containers.create("sprintflow-sandbox:latest", command=["true"],
-                             labels={"sprintflow.managed": "true", "sprintflow.deadline": "0"})
+    leftover = client.containers.create("sprintflow-sandbox:latest", command=["true"],
+                                        labels={"sprintflow.managed": "true", "sprintflow.deadline": "0",
+                                                "sprintflow.run": "leftover-test"})
     assert sweep_containers() >= 1
-    assert _managed_containers() == 0
+    assert _managed_containers("leftover-test") == 0
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(leftover.id)
