@@ -1,4 +1,4 @@
-"""A real process work pool: `prefect deploy` from deployments/prefect.yaml, a run triggered from the
+"""A real process work pool: `prefect deploy --all` from deployments/prefect.yaml, a run triggered from the
 CLI, picked up and completed by `prefect worker start --run-once`, on a workspace cloned from git.
 """
 
@@ -44,8 +44,7 @@ def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env
     repo = git_workspace(tmp_path)
     env = {**server_env, "SPRINTFLOW_ROOT": str(ROOT), "SPRINTFLOW_CHECKOUTS": str(tmp_path / "checkouts")}
     prefect("work-pool", "create", "sprintflow-process", "--type", "process", "--overwrite", env=env)
-    prefect("--no-prompt", "deploy", "--prefect-file", "deployments/prefect.yaml", "--name", "nightly-evaluate",
-            env=env)
+    prefect("--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml", env=env)
     params = {"params": {"git_url": f"file://{repo}", "git_branch": "nightly", "workspace": ".",
                          "contract": CONTRACT, "executor": "local"}}
     out = prefect("deployment", "run", "evaluate-workspace/nightly-evaluate", "--params", json.dumps(params),
@@ -60,6 +59,11 @@ def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env
         deployment = client.read_deployment(run.deployment_id)
     assert run.state.type.value == "COMPLETED", run.state.message
     assert deployment.work_pool_name == "sprintflow-process"
+    with get_client(sync_client=True) as client:  # every declared deployment was accepted
+        names = {f"{client.read_flow(d.flow_id).name}/{d.name}" for d in client.read_deployments()
+                 if d.work_pool_name == "sprintflow-process"}
+    assert {"evaluate-workspace/nightly-evaluate", "sprint-workspace/manual-sprint",
+            "score-skill-scheduled/nightly-score", "report-workspace/weekly-report"} <= names
     # SPRINTFLOW_ROOT was set where `prefect deploy` ran, so the deployment took its value.
     assert deployment.pull_steps == [{"prefect.deployments.steps.set_working_directory":
                                       {"directory": str(ROOT)}}]
