@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-__all__ = ["PROJECT_ROOT", "apply_automations", "load_automations", "load_prefect_yaml",
+__all__ = ["PROJECT_ROOT", "apply_automations", "claim_names", "load_automations", "load_prefect_yaml",
            "runner_deployments", "serve"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +129,38 @@ def apply_automations(path: Path) -> list[str]:
     return [automation.name for automation in automations]
 
 
+def claim_names(deployments: list, replace: bool) -> list[str]:
+    """Make sure serving ``deployments`` takes over no work-pool deployment unless ``replace``.
+
+    A deployment of the same name made by ``prefect deploy`` for a work pool
+    belongs to its workers (and applying a served one over it leaves its storage
+    behind, so its runs could not load the flow). With ``replace`` it is deleted,
+    its scheduled runs with it; returns the names deleted.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    from sprintflow.errors import ConfigError
+
+    taken = {}
+    with get_client(sync_client=True) as client:
+        for deployment in deployments:
+            name = f"{deployment.flow_name}/{deployment.name}"
+            try:
+                existing = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if existing.work_pool_name:
+                taken[name] = existing
+        if taken and not replace:
+            listed = ", ".join(f"{name} (work pool {d.work_pool_name})" for name, d in taken.items())
+            raise ConfigError(f"{listed}: deployed for workers on this server. Serve other names "
+                              "(--only), or --replace to delete them and serve them from here.")
+        for existing in taken.values():
+            client.delete_deployment(existing.id)
+    return list(taken)
+
+
 @click.command()
 @click.option("--prefect-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               default=PROJECT_ROOT / "deployments" / "prefect.yaml", show_default=True,
@@ -140,10 +172,13 @@ def apply_automations(path: Path) -> list[str]:
                    "deployment (not with --only); '' for none.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Flow runs at once in this process (default: no limit).")
+@click.option("--replace", is_flag=True,
+              help="Take over deployments of the same names that `prefect deploy` made for a work pool "
+                   "(they are deleted, with their scheduled runs). Without it serve refuses.")
 @click.option("--docker-slots", type=click.IntRange(min=1), default=None,
               help="Create/update the containers-per-Docker-host limit (default: keep, or the CPU count).")
 def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | None, limit: int | None,
-          docker_slots: int | None) -> None:
+          replace: bool, docker_slots: int | None) -> None:
     """Serve every deployment of deployments/prefect.yaml from this process, until Ctrl-C.
 
     Schedules fire and manual runs (Prefect UI, `prefect deployment run`) start
@@ -171,6 +206,8 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     from .server import ensure_docker_host_limit
 
     deployments = runner_deployments(config, root, only)
+    for name in claim_names(deployments, replace):
+        click.echo(f"sprintflow: deleted the work-pool deployment {name}: it is served from here now", err=True)
     for deployment in deployments:
         deployment.apply()  # now, not when serving starts: the automations name them
     automations = []

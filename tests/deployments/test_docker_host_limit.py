@@ -16,8 +16,9 @@ from tests.fixtures.sprint.make_workspace import make_workspace
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-# Each strategy records when its container's command started and ended, in the mounted workspace.
-STAMPED = 'date +%s.%N > .{name}-start; sleep 1.5; date +%s.%N > .{name}-end'
+# Each strategy records when its container's command started and ended, in the mounted workspace;
+# 3 s is long enough that two containers allowed at once do overlap, even on a loaded machine.
+STAMPED = 'date +%s.%N > .{name}-start; sleep 3; date +%s.%N > .{name}-end'
 
 
 def test_limit_names_follow_docker_host():

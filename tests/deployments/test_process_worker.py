@@ -38,12 +38,25 @@ def git_workspace(tmp_path: Path) -> Path:
     return repo
 
 
-def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env, use_server, tmp_path):
+@pytest.fixture
+def process_pool(server_env, use_server):
+    """The sprintflow-process pool; its deployments and the pool are deleted afterwards."""
+    from prefect.client.orchestration import get_client
+
+    prefect("work-pool", "create", "sprintflow-process", "--type", "process", "--overwrite", env=server_env)
+    yield "sprintflow-process"
+    with get_client(sync_client=True) as client:
+        for deployment in client.read_deployments():
+            if deployment.work_pool_name == "sprintflow-process":
+                client.delete_deployment(deployment.id)
+        client.delete_work_pool("sprintflow-process")
+
+
+def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env, process_pool, tmp_path):
     from prefect.client.orchestration import get_client
 
     repo = git_workspace(tmp_path)
     env = {**server_env, "SPRINTFLOW_ROOT": str(ROOT), "SPRINTFLOW_CHECKOUTS": str(tmp_path / "checkouts")}
-    prefect("work-pool", "create", "sprintflow-process", "--type", "process", "--overwrite", env=env)
     prefect("--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml", env=env)
     params = {"params": {"git_url": f"file://{repo}", "git_branch": "nightly", "workspace": ".",
                          "contract": CONTRACT, "executor": "local"}}
@@ -51,18 +64,16 @@ def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env
                   env=env)
     run_id = next(line.split()[-1] for line in out.splitlines() if "UUID" in line)
 
-    prefect("worker", "start", "--pool", "sprintflow-process", "--run-once", env=env, timeout=180,
-            cwd=tmp_path)
+    prefect("worker", "start", "--pool", process_pool, "--run-once", env=env, timeout=180, cwd=tmp_path)
 
     with get_client(sync_client=True) as client:
         run = client.read_flow_run(run_id)
         deployment = client.read_deployment(run.deployment_id)
-    assert run.state.type.value == "COMPLETED", run.state.message
-    assert deployment.work_pool_name == "sprintflow-process"
-    with get_client(sync_client=True) as client:  # every declared deployment was accepted
         names = {f"{client.read_flow(d.flow_id).name}/{d.name}" for d in client.read_deployments()
-                 if d.work_pool_name == "sprintflow-process"}
-    assert {"evaluate-workspace/nightly-evaluate", "sprint-workspace/manual-sprint",
+                 if d.work_pool_name == process_pool}
+    assert run.state.type.value == "COMPLETED", run.state.message
+    assert deployment.work_pool_name == process_pool
+    assert {"evaluate-workspace/nightly-evaluate", "sprint-workspace/manual-sprint",  # all were accepted
             "score-skill-scheduled/nightly-score", "report-workspace/weekly-report"} <= names
     # SPRINTFLOW_ROOT was set where `prefect deploy` ran, so the deployment took its value.
     assert deployment.pull_steps == [{"prefect.deployments.steps.set_working_directory":
@@ -70,3 +81,9 @@ def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env
     [checkout] = (tmp_path / "checkouts").iterdir()
     result = json.loads((checkout / ".sprintflow" / "evals" / "eval-sprint-spec-tiny-1-1.json").read_text())
     assert result["overallResult"] == "pass"
+
+    # `sprintflow serve` does not quietly take over what the workers run.
+    served = subprocess.run([sys.executable, "-m", "sprintflow", "serve", "--only", "nightly-evaluate"], env=env,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert served.returncode == 2, served.stderr[-2000:]
+    assert "evaluate-workspace/nightly-evaluate (work pool sprintflow-process)" in served.stderr
