@@ -188,7 +188,10 @@ class DockerExecutor(Executor):
                                              logs=True, demux=True)
         pump = threading.Thread(target=_pump_frames, args=(frames, out, err), daemon=True)
         pump.start()
-        container.start()
+        try:
+            container.start()
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"cannot start the container: {exc}") from None
         deadline = started + spec.timeout + KILL_AFTER_S + 2
         timed_out, exit_code = False, None
         while exit_code is None:
@@ -290,8 +293,13 @@ def docker_available() -> bool:
         return False
 
 
-def sweep_containers(max_age_s: float = 0) -> int:
-    """Remove leftover sprintflow containers: stopped ones, and running ones past their deadline.
+def sweep_containers() -> int:
+    """Remove leftover sprintflow containers: those past their deadline label.
+
+    A live executor removes its own container as soon as it has read it, always
+    before the deadline (the command's timeout plus a minute), so whatever is
+    past it was left behind by a killed process. Created-but-not-started and
+    just-exited containers of a running evaluation are never touched.
 
     Returns how many were removed.
     """
@@ -306,14 +314,13 @@ def sweep_containers(max_age_s: float = 0) -> int:
         return 0
     now = time.time()
     for container in containers:
-        deadline = float(container.labels.get("sprintflow.deadline", 0))
-        if container.status == "running" and deadline > now + max_age_s:
-            continue  # still inside its deadline: someone is using it
+        if float(container.labels.get("sprintflow.deadline", 0)) > now:
+            continue  # still inside its deadline: an executor is using it
         try:
             container.remove(force=True)
             removed += 1
         except DockerException:
-            pass
+            pass  # removed meanwhile by its own executor
     return removed
 
 

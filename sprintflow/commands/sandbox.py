@@ -33,7 +33,7 @@ def build(tag: str, packages: tuple[str, ...], mirror: str | None) -> None:
 
 @sandbox.command()
 def sweep() -> None:
-    """Remove leftover sprintflow containers (stopped, or past their deadline)."""
+    """Remove leftover sprintflow containers: those past their deadline (a killed run left them)."""
     from sprintflow.tasks.executors import sweep_containers
 
     click.echo(f"removed {sweep_containers()} container(s)")

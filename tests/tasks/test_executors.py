@@ -75,7 +75,12 @@ def test_leftover_containers_are_swept(docker_ready):
     leftover = client.containers.create("sprintflow-sandbox:latest", command=["true"],
                                         labels={"sprintflow.managed": "true", "sprintflow.deadline": "0",
                                                 "sprintflow.run": "leftover-test"})
+    in_use = client.containers.create("sprintflow-sandbox:latest", command=["true"],
+                                      labels={"sprintflow.managed": "true", "sprintflow.run": "in-use-test",
+                                              "sprintflow.deadline": str(int(time.time()) + 600)})
     assert sweep_containers() >= 1
     assert _managed_containers("leftover-test") == 0
+    assert _managed_containers("in-use-test") == 1  # created, not yet started: another run's
+    in_use.remove(force=True)
     with pytest.raises(docker.errors.NotFound):
         client.containers.get(leftover.id)
