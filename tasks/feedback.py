@@ -191,4 +191,4 @@ def summarize(contract_title: str, sprint_number: int, result: str, score_: Scor
     focus = sorted({i.file for i in feedback if i.priority in (Priority.critical, Priority.high) and i.file})
     focus_text = (f" The Generator should focus on {', '.join(focus[:3])}." if focus
                   else f" The Generator should focus on the {top.priority.value} items first.")
-    return f"{head} The most critical issue{where}: {top.description[:300]}.{focus_text}"
+    return f"{head} The most critical issue{where}: {top.description[:300].rstrip('.')}.{focus_text}"
