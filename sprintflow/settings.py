@@ -20,15 +20,14 @@ LOCAL_API_URL = "http://127.0.0.1:4200/api"
 
 
 class Settings(BaseSettings):
-    """``SPRINTFLOW_*`` environment variables."""
+    """``SPRINTFLOW_*`` environment variables read as settings.
+
+    Engine variables (``SPRINTFLOW_ENGINE``, ``SPRINTFLOW_<ROLE>_ENGINE``) are resolved
+    per role by ``sprintflow.tasks.engines.resolve_engine``, with the flags and config.
+    """
 
     model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_")
 
-    engine: str | None = None
-    """Engine command for every role unless a role's own variable is set."""
-    planner_engine: str | None = None
-    generator_engine: str | None = None
-    evaluator_engine: str | None = None
     history: Path | None = None
     """Where history rows go; default ``<workspace>/.sprintflow/history``."""
 

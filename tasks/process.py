@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -95,7 +95,6 @@ class CommandResult:
     dropped_bytes: int = 0
     error: str | None = None
     """Why the command could not start or finish (not the command's own failure)."""
-    extra: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
