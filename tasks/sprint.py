@@ -26,6 +26,7 @@ from sprintflow.schemas import (
 from sprintflow.schemas.validation import parse_json_file, validate_data
 
 from .guard import Snapshot, before_after_diff, matches, paths_scope
+from .evaluation import eval_path
 from .store import atomic_write_text, sprintflow_dir
 from .workspace import file_hashes
 
@@ -128,7 +129,7 @@ def read_journal(workspace: Path, contract_id: str, iteration: int) -> dict | No
 
 def load_eval(workspace: Path, contract_id: str, iteration: int) -> EvalResult | None:
     """The EvalResult of one iteration, if it was written."""
-    path = sprintflow_dir(workspace) / "evals" / f"eval-{contract_id}-{iteration}.json"
+    path = eval_path(workspace, f"eval-{contract_id}-{iteration}")
     return EvalResult.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
