@@ -25,8 +25,8 @@ from sprintflow.schemas import (
 )
 from sprintflow.schemas.validation import parse_json_file, validate_data
 
-from .guard import Snapshot, before_after_diff, matches, paths_scope
 from .evaluation import eval_path
+from .guard import Snapshot, before_after_diff, matches, paths_scope
 from .store import atomic_write_text, sprintflow_dir
 from .workspace import file_hashes
 
