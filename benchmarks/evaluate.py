@@ -48,12 +48,12 @@ def main() -> None:
 
     from prefect.testing.utilities import prefect_test_harness
 
+    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor, docker_available
+    from sprintflow.evaluate.plan import load_inputs
+    from sprintflow.evaluate.strategies import resolve_command
     from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.io.process import run_command
     from sprintflow.schemas import StrategyType
-    from sprintflow.tasks.evaluation import load_inputs
-    from sprintflow.tasks.executors import CommandSpec, DockerExecutor, LocalExecutor, docker_available
-    from sprintflow.tasks.process import run_command
-    from sprintflow.tasks.strategies import resolve_command
 
     work = Path(tempfile.mkdtemp(prefix="sprintflow-bench-"))
     workspace = _fresh_copy(args.example, work)

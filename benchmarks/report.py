@@ -1,6 +1,6 @@
 """Report benchmark: the full report over a million strategy results, beside a naive approach.
 
-1. A synthetic history (``sprintflow.tasks.reporting_demo``, the generator the notebooks'
+1. A synthetic history (``synthetic_history``, the generator the notebooks'
    tests use): 200,000 evaluations plus nightly re-runs, i.e. > 1,000,000 strategy-result
    rows (and ~850,000 criterion rows) in Parquet parts, as compaction leaves them.
 2. ``sprintflow report``'s path: load_history + build_report + write_report (HTML with charts,
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples" / "history"))  # the synthetic history generator
 TARGET_SECONDS, TARGET_MIB = 10.0, 2048
 
 
@@ -52,9 +53,9 @@ def _measure(work) -> dict:
 
 
 def child_report(workspace: str, out: str) -> dict:
-    from sprintflow.tasks.history import load_history
-    from sprintflow.tasks.report import build_report, write_report
-    from sprintflow.tasks.reporting import REPORT_COLUMNS
+    from sprintflow.history.sources import load_history
+    from sprintflow.reporting.analytics import REPORT_COLUMNS
+    from sprintflow.reporting.report import build_report, write_report
 
     def work():
         history = load_history(workspace, columns=REPORT_COLUMNS)
@@ -76,8 +77,8 @@ def _naive_rows(doc: dict) -> list[dict]:
 
 
 def child_naive(folder: str, out: str, workspace: str) -> dict:
-    from sprintflow.tasks.history import History
-    from sprintflow.tasks.report import build_report, write_report
+    from sprintflow.history.sources import History
+    from sprintflow.reporting.report import build_report, write_report
 
     def work():
         rows: list[dict] = []
@@ -142,8 +143,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=8, help="Parquet parts of the history")
     args = parser.parse_args()
 
-    from sprintflow.tasks.history import EVALS, append_rows
-    from sprintflow.tasks.reporting_demo import synthetic_evals
+    from synthetic_history import synthetic_evals
+
+    from sprintflow.history.dataset import EVALS, append_rows
 
     with tempfile.TemporaryDirectory(prefix="sprintflow-report-bench-") as tmp:
         workspace = Path(tmp, "workspace")

@@ -11,16 +11,12 @@ and ``sprintflow serve`` serves the same deployments from one process.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 from prefect.events import emit_event
 from pydantic import BaseModel, Field
 
@@ -28,17 +24,17 @@ from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.tasks.scoring import DEFAULT_CASE_TIMEOUT, history_path
-from sprintflow.tasks.store import read_ndjson
+from sprintflow.io.files import read_ndjson
+from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
+from sprintflow.tasks.workspace import checkout
 
 __all__ = [
-    "CHECKOUTS_ENV",
     "EvaluateParams",
     "ReportParams",
     "ScoreParams",
     "SprintParams",
     "WorkspaceSource",
-    "checkout",
     "evaluate_workspace",
     "report_workspace",
     "resolve_workspace",
@@ -47,11 +43,7 @@ __all__ = [
     "task_runner_for",
 ]
 
-CHECKOUTS_ENV = "SPRINTFLOW_CHECKOUTS"
-"""Where git workspaces are cloned (default ``~/.cache/sprintflow/checkouts``)."""
-
 TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
-GIT_TIMEOUT_S = 600
 
 ExecutorKind = Literal["auto", "docker", "local"]
 
@@ -115,42 +107,6 @@ class ReportParams(WorkspaceSource):
     out: str | None = Field(None, description="Folder for the files (default .sprintflow/report).")
     key_prefix: str = Field("report", pattern=r"^[a-z0-9-]+$",
                             description="Artifact key prefix; one per reported workspace.")
-
-
-def _checkouts_root() -> Path:
-    configured = os.environ.get(CHECKOUTS_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "checkouts"
-
-
-def _git(*args: str, cwd: Path | None = None) -> None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                          check=False)
-    if proc.returncode:
-        raise WorkspaceError(f"git {' '.join(args)} failed (exit {proc.returncode}): "
-                             f"{proc.stderr.strip()[-2000:]}")
-
-
-@task(cache_policy=NO_CACHE, task_run_name="checkout-{branch}")
-def checkout(url: str, branch: str) -> str:
-    """Clone ``url`` at ``branch`` into the checkout cache, or update the existing clone to it.
-
-    The clone is reset to the branch's latest commit and cleaned, except for
-    ``.sprintflow/`` (history and results accumulate across scheduled runs).
-
-    Example:
-        >>> checkout("file:///srv/git/app.git", "main")
-        '/root/.cache/sprintflow/checkouts/app-3f2a9c1b'
-    """
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-    target = _checkouts_root() / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
-    if not (target / ".git").is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _git("clone", "--branch", branch, url, str(target))
-    else:
-        _git("fetch", "origin", branch, cwd=target)
-        _git("checkout", "-f", "-B", branch, "FETCH_HEAD", cwd=target)
-        _git("clean", "-fd", "-e", ".sprintflow", cwd=target)
-    return str(target)
 
 
 def resolve_workspace(source: WorkspaceSource) -> Path:
@@ -218,7 +174,7 @@ def sprint_workspace(params: SprintParams) -> dict[str, str]:
 
 def _last_score(root: Path, skill: str) -> float | None:
     last = None
-    for line in read_ndjson(history_path(root)):
+    for line in read_ndjson(WorkspaceLayout(root).scores_file):
         if line.record and line.record.get("skill") == skill and line.record.get("score") is not None:
             last = float(line.record["score"])
     return last

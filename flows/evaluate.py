@@ -10,83 +10,23 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 
-from sprintflow.errors import ConfigError
-from sprintflow.schemas import (
-    CriterionResult,
-    EvalResult,
-    StrategyConfig,
-    StrategyResult,
-    StrategyType,
-    VerificationMethod,
-)
-from sprintflow.tasks.criteria import (
-    judge_by_command,
-    judge_by_strategy,
-    judge_manual,
-    manual_prompt,
-    skipped_manual,
-)
-from sprintflow.tasks.engines import resolve_engine, run_engine
-from sprintflow.tasks.evaluation import (
-    EvaluationPlan,
-    assemble_eval_result,
-    cached_result,
-    load_previous_eval,
-    plan_evaluation,
-    store_cached_result,
-    write_eval_result,
-)
-from sprintflow.tasks.executors import CommandSpec, resolve_executor
-from sprintflow.tasks.history import record_evaluation
-from sprintflow.tasks.render import artifact_key, eval_markdown, eval_table
-from sprintflow.tasks.strategies import run_strategy
-
-from .retries import retry_on_infrastructure
+from sprintflow.evaluate.criteria import judge_by_strategy
+from sprintflow.evaluate.executors import resolve_executor
+from sprintflow.evaluate.formats import artifact_key, eval_markdown, eval_table
+from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
+from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
+from sprintflow.history.records import record_evaluation
+from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, StrategyType, VerificationMethod
+from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
 __all__ = ["evaluate_flow"]
 
 _AFTER_BUILD = {StrategyType.api_check, StrategyType.playwright}
-
-
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
-      task_run_name="{strategy.type.value}")
-def run_strategy_task(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
-    if use_cache:
-        hit = cached_result(plan, strategy)
-        if hit is not None:
-            return hit
-    result = run_strategy(plan.run_for(strategy))
-    store_cached_result(plan, strategy, result)
-    return result
-
-
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
-      task_run_name="custom-{criterion_id}")
-def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
-    criterion = next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
-    command = criterion.custom_command or ""
-    spec = CommandSpec(command=command, timeout=plan.project.executor.default_timeout)
-    return judge_by_command(criterion, command, plan.executor.run(plan.workspace, spec))
-
-
-@task(cache_policy=NO_CACHE, task_run_name="manual-{criterion_id}")
-def judge_manual_criterion_task(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
-    """Ask the evaluator engine, when one is configured; otherwise skipped with the reason."""
-    criterion = next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
-    try:
-        engine = resolve_engine("evaluator", config=plan.project.engines)
-    except ConfigError:
-        return skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
-                                         "to judge it by reading the code.")
-    reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
-                       cwd=plan.workspace, timeout=plan.project.engines.timeout)
-    return judge_manual(criterion, reply)
 
 
 def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:

@@ -6,22 +6,13 @@ every planner call visible (and timed) in the UI, and a summary of the plan.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
 
-from sprintflow.tasks.engines import EngineReply
-from sprintflow.tasks.planning import DEFAULT_MAX_ATTEMPTS, Plan, call_planner, run_planner
+from sprintflow.planning.planner import DEFAULT_MAX_ATTEMPTS, Plan, run_planner
+from sprintflow.tasks.plan import ask_planner
 
-__all__ = ["ask_planner", "plan_flow", "plan_markdown"]
-
-
-@task(name="ask-planner", cache_policy=NO_CACHE, persist_result=False)
-def ask_planner(engine: str, prompt: str, workspace: Path, timeout: float) -> EngineReply:
-    """One planner call; a failed call is a reply with ``ok=False``, never an exception."""
-    return call_planner(engine, prompt, workspace, timeout)
+__all__ = ["plan_flow", "plan_markdown"]
 
 
 @flow(name="plan", log_prints=True)

@@ -1,6 +1,6 @@
 """The report flow: build the report, write its files, publish its tables as Prefect artifacts.
 
-Thin orchestration over :mod:`sprintflow.tasks.report`. Artifact keys are
+Thin orchestration over :mod:`sprintflow.reporting.report`. Artifact keys are
 stable (``<prefix>-<table>``, ``<prefix>-summary``), so the Prefect UI keeps
 every version of each table over time; a scheduled weekly report becomes a
 history of the history.
@@ -10,30 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.cache_policies import NO_CACHE
 
-from sprintflow.tasks.history import load_history, parse_since
-from sprintflow.tasks.report import Report, build_report, default_out, table_records, write_report
-from sprintflow.tasks.reporting import REPORT_COLUMNS
+from sprintflow.history.dataset import parse_since
+from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.reporting.report import Report, table_records
+from sprintflow.tasks.report import build_report_task, write_report_task
 
 __all__ = ["ARTIFACT_ROWS", "publish_artifacts", "report_flow"]
 
 ARTIFACT_ROWS = 200
 """Rows per table artifact; the CSV and Parquet exports hold all of them."""
-
-
-@task(cache_policy=NO_CACHE)
-def build_report_task(workspace: str, since: str | None) -> Report:
-    # Load and analyse in one task: the raw history never crosses a task boundary.
-    history = load_history(workspace, since=since, columns=REPORT_COLUMNS)
-    return build_report(history, workspace=str(Path(workspace).resolve()), since=since)
-
-
-@task(cache_policy=NO_CACHE)
-def write_report_task(report: Report, out: str) -> dict[str, str]:
-    return {kind: str(path) for kind, path in write_report(report, out).items()}
 
 
 def publish_artifacts(report: Report, key_prefix: str = "report", html_path: str | None = None) -> list[str]:
@@ -74,7 +62,7 @@ def report_flow(workspace: str = ".", out: str | None = None, since: str | None 
     if since is not None:
         parse_since(since)  # refuse a bad date before any work
     report = build_report_task(workspace, since)
-    paths = write_report_task(report, str(out or default_out(workspace)))
+    paths = write_report_task(report, str(out or WorkspaceLayout(Path(workspace)).report_dir))
     keys = publish_artifacts(report, key_prefix, paths["html"])
     print(report.summary_text())
     return {"summary": report.summary_lines(), "files": paths, "artifacts": keys}

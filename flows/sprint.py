@@ -10,39 +10,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
     update_progress_artifact,
 )
-from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 
 from sprintflow.config import load_project_config
+from sprintflow.evaluate.result import load_eval
+from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
-from sprintflow.tasks.engines import engine_env, resolve_engine, run_engine
-from sprintflow.tasks.executors import resolve_executor
-from sprintflow.tasks.sprint import (
-    Guard,
-    commit_iteration,
-    contracts_dir,
-    dependency_order,
-    generator_prompt,
-    load_contracts,
-    load_eval,
-    read_journal,
-    record_iteration,
-    transition,
-    write_contract,
-    write_journal,
-)
-from sprintflow.tasks.tester import (
+from sprintflow.sprint.branches import commit_iteration
+from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
+from sprintflow.sprint.engines import resolve_engine
+from sprintflow.sprint.guard import Guard
+from sprintflow.sprint.journal import read_journal, write_journal
+from sprintflow.sprint.prompt import generator_prompt
+from sprintflow.tasks.sprint import generate_task, tester_task
+from sprintflow.testing.tester import (
     evaluator_runs_tests,
-    load_test_run,
     new_tester_run_id,
     next_mode,
-    run_tester_step,
     tester_engine,
     tester_findings,
     tester_settings,
@@ -51,32 +41,6 @@ from sprintflow.tasks.tester import (
 from .evaluate import evaluate_flow
 
 __all__ = ["sprint_flow"]
-
-RAW_KEPT = 20_000
-
-
-@task(cache_policy=NO_CACHE, task_run_name="generate-{contract_id}-{iteration}")
-def generate_task(workspace: Path, contract_id: str, iteration: int, engine: str, prompt: str,
-                  timeout: float) -> dict:
-    """One generator call; its failure is a failed step with the raw output kept, never a crash."""
-    env = engine_env({"SPRINTFLOW_CONTRACT_ID": contract_id, "SPRINTFLOW_ITERATION": str(iteration),
-                      "SPRINTFLOW_WORKSPACE": str(workspace)})
-    reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env)
-    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code,
-            "durationMs": round(reply.duration_s * 1000),
-            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
-            "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:]}
-
-
-@task(cache_policy=NO_CACHE, task_run_name="test-{contract.contract_id}-{iteration}")
-def tester_task(workspace: Path, contract: SprintContract, iteration: int, project: ProjectConfig,
-                mode: str, engine: str, executor: str, run_id: str, previous_run_id: str | None) -> dict:
-    """One sandboxed tester step; returns its journal entry."""
-    previous = load_test_run(workspace, previous_run_id) if previous_run_id else None
-    step = run_tester_step(workspace, contract, project, mode, engine,
-                           resolve_executor(executor, project.executor), run_id=run_id,
-                           previous_run=previous)
-    return step.journal()
 
 
 def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int,
@@ -193,7 +157,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
     """
     root = Path(workspace).resolve()
     project = load_project_config(root)
-    folder = Path(contracts).resolve() if contracts else contracts_dir(root)
+    folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
     loaded = load_contracts(folder)
     generator = resolve_engine("generator", explicit=engine, config=project.engines)
     tester = tester_engine(project)

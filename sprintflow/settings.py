@@ -23,7 +23,7 @@ class Settings(BaseSettings):
     """``SPRINTFLOW_*`` environment variables read as settings.
 
     Engine variables (``SPRINTFLOW_ENGINE``, ``SPRINTFLOW_<ROLE>_ENGINE``) are resolved
-    per role by ``sprintflow.tasks.engines.resolve_engine``, with the flags and config.
+    per role by ``sprintflow.sprint.engines.resolve_engine``, with the flags and config.
     """
 
     model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_")

@@ -1,229 +1,27 @@
-"""One report from a history: every reporting table, a short text summary, and the files.
-
-``build_report`` runs the :mod:`~sprintflow.tasks.reporting` functions once;
-the HTML page, the CSV / Parquet exports, the text on stdout and the Prefect
-artifacts are all views of the same :class:`Report`.
-
-Example:
-    >>> report = build_report(load_history("."))
-    >>> print(report.summary_text())
-    >>> write_report(report, "out")["html"]
-    PosixPath('out/report.html')
-"""
+"""Tasks of the report flow: build the report from the history, write its files."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
+from prefect import task
+from prefect.cache_policies import NO_CACHE
 
-from . import reporting as r
-from .history import History, write_atomically, write_parquet
-from .store import atomic_write_text, sprintflow_dir
+from sprintflow.history.sources import load_history
+from sprintflow.reporting.analytics import REPORT_COLUMNS
+from sprintflow.reporting.report import Report, build_report, write_report
 
-__all__ = ["Report", "build_report", "default_out", "table_records", "write_report"]
+__all__ = ["build_report_task", "write_report_task"]
 
 
-@dataclass
-class Report:
-    """Every table of the report by stable key, plus what it was built from."""
-
-    tables: dict[str, pd.DataFrame]
-    """Stable lowercase-dash keys (``pass-rate-by-strategy`` …), in report order."""
-    workspace: str = ""
-    since: str | None = None
-    generated_at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
-    counts: dict[str, int] = field(default_factory=dict)
-    """Rows read per source: evaluations, strategy results, criterion results, bug events …"""
-    problems: list[str] = field(default_factory=list)
-
-    def summary_lines(self) -> list[str]:
-        """The short text summary, one finding per line."""
-        return _summary(self)
-
-    def summary_text(self) -> str:
-        return "\n".join(self.summary_lines()) + "\n"
+@task(cache_policy=NO_CACHE)
+def build_report_task(workspace: str, since: str | None) -> Report:
+    """Load and analyse in one task: the raw history never crosses a task boundary."""
+    history = load_history(workspace, since=since, columns=REPORT_COLUMNS)
+    return build_report(history, workspace=str(Path(workspace).resolve()), since=since)
 
 
-def build_report(history: History, *, workspace: str = "", since: str | None = None) -> Report:
-    """Run every reporting function over ``history``.
-
-    Example:
-        >>> build_report(load_history("."), workspace=".").tables["flaky-strategies"].head()
-    """
-    evals, bugs = history.evals, history.bugs
-    coverage = r.criteria_coverage(evals)
-    tables = {
-        "pass-rate-by-week": r.pass_rate_by_week(evals, by_strategy=False),
-        "first-pass-yield": r.first_pass_yield(evals),
-        "first-pass-yield-by-week": r.first_pass_yield(evals, freq="W"),
-        "pass-rate-by-strategy": r.pass_rate_by_strategy(evals),
-        "strategy-pass-rate-by-week": r.pass_rate_by_week(evals),
-        "time-to-green": r.time_to_green(evals),
-        "criteria-coverage-summary": r.coverage_summary(coverage),
-        "criteria-coverage": coverage,
-        "flaky-strategies": r.flaky_strategies(evals),
-        "regressions-by-week": r.regressions_over_time(evals),
-        "bug-summary": r.bug_summary(bugs),
-        "bug-activity": r.bug_activity(bugs),
-        "time-to-fix": r.time_to_fix(bugs),
-        "score-by-prompt": r.score_by_prompt(history.scores),
-        "score-trends": r.score_trends(history.scores),
-        "cost-per-sprint": r.cost_per_sprint(evals),
-        "testrun-trends": r.testrun_trends(history.testruns),
-    }
-    kinds = evals["kind"].value_counts()
-    counts = {"evaluations": int(kinds.get("evaluation", 0)), "strategy results": int(kinds.get("strategy", 0)),
-              "criterion results": int(kinds.get("criterion", 0)), "bug events": len(bugs),
-              "score runs": len(history.scores), "test runs": len(history.testruns)}
-    return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems))
-
-
-def _pct(value: float) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
-
-
-def _rate(row: pd.Series, rate: str = "pass_rate") -> str:
-    return f"{_pct(row[rate])} [{_pct(row['ci_low'])}–{_pct(row['ci_high'])}]"
-
-
-def _summary(report: Report) -> list[str]:
-    t, c = report.tables, report.counts
-    lines = [f"sprintflow report: {c['evaluations']:,} evaluations, {c['strategy results']:,} strategy "
-             f"and {c['criterion results']:,} criterion results"
-             + (f" since {report.since}" if report.since else "")]
-    if not c["evaluations"]:
-        return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"]
-    lines += _trend_lines(t["pass-rate-by-week"])
-    lines.append(f"  first-pass yield {_rate(t['first-pass-yield'].iloc[0], 'yield')}")
-    lines += _green_line(t["time-to-green"]) + _strategy_lines(t) + _coverage_line(t["criteria-coverage-summary"])
-    lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"]) + _cost_line(t["cost-per-sprint"])
-    if report.problems:
-        lines.append(f"  {len(report.problems)} unreadable lines or files skipped (see problems in the report)")
-    return lines
-
-
-def _rate_of(weeks: pd.DataFrame) -> str:
-    passed, runs = int(weeks["passed"].sum()), int(weeks["runs"].sum())
-    low, high = r.wilson_interval(passed, runs)
-    return f"{_pct(passed / runs if runs else np.nan)} [{_pct(float(low))}–{_pct(float(high))}]"
-
-
-def _trend_lines(weeks: pd.DataFrame, span: int = 4) -> list[str]:
-    """Overall, then the first ``span`` weeks against the last ``span``: is it getting better?"""
-    line = f"  evaluation pass rate {_rate_of(weeks)}"
-    if len(weeks) >= 2 * span:
-        line += f"; first {span} weeks {_rate_of(weeks.head(span))} -> last {span} weeks {_rate_of(weeks.tail(span))}"
-    return [line]
-
-
-def _green_line(green: pd.DataFrame) -> list[str]:
-    done = green[green["green"]]
-    if done.empty:
-        return [f"  no contract has passed yet ({len(green)} evaluated)"]
-    median = float(done["iterations_to_green"].median())
-    return [(f"  {_pct(len(done) / len(green))} of {len(green):,} contracts went green; iterations to "
-             f"green: median {median:g}, mean {float(done['iterations_to_green'].mean()):.2f}; "
-             f"mean {done['hours_to_green'].mean():.1f} h from first evaluation to green")]
-
-
-def _strategy_lines(t: dict[str, pd.DataFrame]) -> list[str]:
-    lines = []
-    by_strategy, flaky = t["pass-rate-by-strategy"], t["flaky-strategies"]
-    if not by_strategy.empty:
-        worst = by_strategy.iloc[0]
-        lines.append(f"  weakest strategy: {worst['strategy']} {_rate(worst)}")
-    flaky = flaky[flaky["flips"] > 0]
-    if not flaky.empty:
-        top = flaky.iloc[0]
-        lines.append(f"  flakiest strategy: {top['strategy']} flips {_pct(top['flip_rate'])} of re-runs on "
-                     f"unchanged content ({top['flaky_hashes']} of {top['repeated_hashes']} hashes)")
-    return lines
-
-
-def _coverage_line(summary: pd.DataFrame) -> list[str]:
-    share = summary.set_index("measure")
-    if share["criteria"].sum() == 0:
-        return []
-    return [(f"  criteria: {_pct(share.loc['automatic', 'share'])} verified automatically, "
-            f"{_pct(share.loc['manual', 'share'])} manual; {share.loc['never exercised', 'criteria']} never "
-            f"exercised, {share.loc['never passing', 'criteria']} never passing")]
-
-
-def _bug_line(bugs: pd.DataFrame) -> list[str]:
-    row = bugs.to_dict("records")[0]
-    if not row["bugs"]:
-        return []
-    hours = "" if math.isnan(row["mean_hours_to_fix"]) else f"; mean {row['mean_hours_to_fix']:.1f} h to fix"
-    return [(f"  bugs: {row['opened']} opened, {row['fixed']} fixed, {row['reopened']} reopened, "
-            f"{row['open_now']} open now{hours}")]
-
-
-def _score_lines(by_prompt: pd.DataFrame) -> list[str]:
-    latest = by_prompt.drop_duplicates("skill", keep="last")
-    return [f"  score {row.skill}: {row.score:.3f} with prompt {row.prompt_version} ({row.runs} runs)"
-            for row in latest.itertuples()]
-
-
-def _cost_line(costs: pd.DataFrame) -> list[str]:
-    if costs["cost_usd"].notna().sum() == 0:
-        return []
-    return [(f"  cost: ${costs['cost_usd'].sum():,.2f} and {costs['tokens'].sum():,.0f} tokens over "
-            f"{len(costs):,} sprints (mean ${costs['cost_usd'].mean():,.2f} per sprint)")]
-
-
-def _json_safe(value: Any) -> Any:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    if isinstance(value, float | np.floating):
-        return None if math.isnan(value) else round(float(value), 6)
-    if isinstance(value, np.integer | np.bool_):
-        return value.item()
-    return value
-
-
-def table_records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
-    """Rows as JSON-safe dicts (NaN -> None, timestamps -> ISO text), for artifacts and JSON.
-
-    Example:
-        >>> table_records(report.tables["bug-summary"])
-        [{'bugs': 3, 'opened': 3, ...}]
-    """
-    head = frame if limit is None else frame.head(limit)
-    return [{str(k): _json_safe(v) for k, v in row.items()} for row in head.to_dict("records")]
-
-
-def default_out(workspace: Path | str) -> Path:
-    """Where a report goes when no folder is given: ``<workspace>/.sprintflow/report``."""
-    return sprintflow_dir(workspace) / "report"
-
-
-def write_report(report: Report, out: Path | str) -> dict[str, Path]:
-    """Write ``report.html``, ``summary.txt`` and every table as ``csv/<key>.csv`` and ``parquet/<key>.parquet``.
-
-    Every file is written atomically. Returns the paths by kind (``html``, ``summary``, ``csv``, ``parquet``).
-
-    Example:
-        >>> write_report(report, "out")["csv"]
-        PosixPath('out/csv')
-    """
-    from .report_html import render_html  # matplotlib is imported only when a page is drawn
-
-    out = Path(out)
-    for key, table in report.tables.items():
-        arrow = pa.Table.from_pandas(table, preserve_index=False)
-        write_atomically(out / "csv" / f"{key}.csv", lambda handle, t=arrow: pacsv.write_csv(t, handle))
-        write_parquet(arrow, out / "parquet" / f"{key}.parquet")
-    atomic_write_text(out / "summary.txt", report.summary_text())
-    atomic_write_text(out / "report.html", render_html(report))
-    return {"html": out / "report.html", "summary": out / "summary.txt", "csv": out / "csv",
-            "parquet": out / "parquet"}
+@task(cache_policy=NO_CACHE)
+def write_report_task(report: Report, out: str) -> dict[str, str]:
+    """The report's HTML, CSV and Parquet files; returns kind -> path."""
+    return {kind: str(path) for kind, path in write_report(report, out).items()}

@@ -1,61 +1,16 @@
-"""Content hashes of a workspace: the cache key of a strategy run, the flakiness key,
-and the before/after picture the sprint guardrails compare."""
+"""Task of the deployments: bring a git workspace into the checkout cache."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Iterator
-from pathlib import Path
+from prefect import task
+from prefect.cache_policies import NO_CACHE
 
-__all__ = ["IGNORED_DIRS", "file_digest", "file_hashes", "workspace_hash"]
+from sprintflow.io.checkouts import update_checkout
 
-IGNORED_DIRS = frozenset({
-    ".git", ".sprintflow", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache",
-    ".ruff_cache", ".venv", "venv", "dist", "build", "coverage", "test-results",
-    "playwright-report", ".next", ".turbo", ".cache",
-})
-"""Tool outputs and caches: they change when strategies run, not when the code does.
-Dependencies are represented by their lock files (package-lock.json, uv.lock …)."""
+__all__ = ["checkout"]
 
 
-def _files(root: Path, ignored: frozenset[str]) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in ignored)
-        for name in sorted(files):
-            yield Path(folder, name)
-
-
-def file_digest(path: Path) -> str:
-    """Digest of one file's content and executable bit (a symlink: its target)."""
-    if path.is_symlink():
-        return "link:" + os.readlink(path)
-    digest = hashlib.sha256(b"x" if path.stat().st_mode & 0o111 else b"-")
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_hashes(root: Path | str, ignored: frozenset[str] = IGNORED_DIRS) -> dict[str, str]:
-    """Relative path -> digest of content and executable bit, for every file under ``root``.
-
-    Example:
-        >>> sorted(file_hashes("examples/python-api"))[:1]
-        ['.gitignore']
-    """
-    root = Path(root)
-    return {str(path.relative_to(root)): file_digest(path) for path in _files(root, ignored)}
-
-
-def workspace_hash(workspace: Path | str, extra_ignored: frozenset[str] = frozenset()) -> str:
-    """One SHA-256 over every file's relative path and digest, in a stable order.
-
-    Example:
-        >>> len(workspace_hash("examples/python-api"))
-        64
-    """
-    combined = hashlib.sha256()
-    for name, digest in file_hashes(workspace, IGNORED_DIRS | extra_ignored).items():
-        combined.update(f"{name}\0{digest}\n".encode())
-    return combined.hexdigest()
+@task(cache_policy=NO_CACHE, task_run_name="checkout-{branch}")
+def checkout(url: str, branch: str) -> str:
+    """Clone ``url`` at ``branch`` into the checkout cache, or update the clone; returns its folder."""
+    return str(update_checkout(url, branch))

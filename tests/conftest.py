@@ -16,7 +16,7 @@ IMAGE = "sprintflow-sandbox:latest"
 
 def _docker_ready() -> str | None:
     """None when a Docker engine answers and the sandbox image exists, else why not."""
-    from sprintflow.tasks.executors import docker_available
+    from sprintflow.evaluate.executors import docker_available
 
     if not docker_available():
         return "no Docker engine answers"

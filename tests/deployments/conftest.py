@@ -7,31 +7,25 @@ flows in this process point Prefect at it with ``use_server``; subprocesses get
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from sprintflow.commands.server import start_server, stop_server, wait_for_server
+from sprintflow.cli.server import start_server, stop_server, wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-@functools.cache
 def deployed_flows():
-    """``deployments/flows.py``, loaded from its file: deployments/ is a folder of entrypoints."""
-    spec = importlib.util.spec_from_file_location("sprintflow_deployed_flows", ROOT / "deployments" / "flows.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
-    spec.loader.exec_module(module)
-    return module
+    """The deployment entry flows, ``sprintflow.deployments.flows``."""
+    from sprintflow.deployments import flows
+
+    return flows
 
 
 def free_port() -> int:

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from sprintflow.commands.server import ensure_docker_host_limit
-from sprintflow.tasks.executors import docker_host_limit_name
+from sprintflow.cli.server import ensure_docker_host_limit
+from sprintflow.evaluate.executors import docker_host_limit_name
 
 from .conftest import ROOT
 

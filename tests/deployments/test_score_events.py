@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from sprintflow.commands.serve import apply_automations, load_prefect_yaml, runner_deployments
+from sprintflow.cli.serve import apply_automations, load_prefect_yaml, runner_deployments
 
 from .conftest import ROOT, deployed_flows, wait_until
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import WorkspaceError
+from sprintflow.io.checkouts import CHECKOUTS_ENV
 
 from .conftest import deployed_flows
 
@@ -34,7 +35,7 @@ def origin(tmp_path) -> Path:
 
 
 def test_clones_the_branch_then_follows_it_keeping_results(origin, tmp_path, monkeypatch):
-    monkeypatch.setenv(deployed.CHECKOUTS_ENV, str(tmp_path / "checkouts"))
+    monkeypatch.setenv(CHECKOUTS_ENV, str(tmp_path / "checkouts"))
     source = deployed.WorkspaceSource(git_url=f"file://{origin}", git_branch="feature")
     first = deployed.checkout.fn(source.git_url, source.git_branch)
     assert Path(first, "app.txt").read_text() == "v1\n"
@@ -54,7 +55,7 @@ def test_clones_the_branch_then_follows_it_keeping_results(origin, tmp_path, mon
 
 
 def test_a_plain_path_works_too_and_a_missing_one_is_refused(origin, tmp_path, monkeypatch):
-    monkeypatch.setenv(deployed.CHECKOUTS_ENV, str(tmp_path / "checkouts"))
+    monkeypatch.setenv(CHECKOUTS_ENV, str(tmp_path / "checkouts"))
     cloned = deployed.checkout.fn(str(origin), "main")
     assert Path(cloned, "app.txt").exists()
     with pytest.raises(WorkspaceError, match="does not exist"):

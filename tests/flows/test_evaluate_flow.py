@@ -228,7 +228,7 @@ def test_only_infrastructure_errors_are_retried(prefect_harness):
     from prefect import flow, task
 
     from sprintflow.errors import ExecutorUnavailable
-    from sprintflow.flows.retries import retry_on_infrastructure
+    from sprintflow.tasks.retries import retry_on_infrastructure
 
     attempts = {"infra": 0, "real": 0}
 

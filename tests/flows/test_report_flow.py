@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from synthetic_history import demo_workspace
 
 from sprintflow.errors import InputError
 from sprintflow.flows.report import ARTIFACT_ROWS, report_flow
-from sprintflow.tasks.reporting_demo import demo_workspace
 
 
 @pytest.fixture(scope="module")

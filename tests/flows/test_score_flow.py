@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import DocumentError, InfrastructureError
+from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas.scoring import EvalCase
-from sprintflow.tasks.scoring import history_path, prepare_run, score_skill
+from sprintflow.scoring.scorer import prepare_run, score_skill
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scoring"
 ENGINE = f"exec {sys.executable} stub_engine.py"
@@ -42,7 +43,7 @@ def test_the_flow_gives_the_same_report_as_the_plain_path(prefect_harness, examp
     assert report.to_json(timings=False) == plain.to_json(timings=False)
     assert (report.passed, report.failed_ids) == (7, ["pr-107"])
     assert report.timing.mode == "flow" and report.timing.concurrency == 3
-    rows = [json.loads(line) for line in history_path(example).read_text().splitlines()]
+    rows = [json.loads(line) for line in WorkspaceLayout(example).scores_file.read_text().splitlines()]
     assert len(rows) == 1 and rows[0]["mode"] == "flow" and rows[0]["failedIds"] == ["pr-107"]
     saved = example / rows[0]["report"]
     assert json.loads(saved.read_text())["cases"] == json.loads(report.to_json())["cases"]
@@ -67,8 +68,8 @@ def test_the_report_is_published_as_a_table_artifact(prefect_harness, example):
 def test_only_infrastructure_errors_are_retried(prefect_harness, example):
     from prefect import flow, task
 
-    from sprintflow.flows.retries import retry_on_infrastructure
     from sprintflow.flows.score import score_batch
+    from sprintflow.tasks.retries import retry_on_infrastructure
 
     run = prepare_run("triage", root=example, engine=ENGINE)
     vanished = replace(run, root=example / "vanished")
@@ -110,7 +111,7 @@ def test_compare_flow_runs_both_prompts_on_the_same_cases(prefect_harness, examp
     assert [d.id for d in comparison.differences] == ["pr-107"]
     assert comparison.mcnemar.verdict == "no-significant-difference" and comparison.mcnemar.p_value == 1.0
     assert comparison.timing.mode == "flow"
-    rows = [json.loads(line) for line in history_path(example).read_text().splitlines()]
+    rows = [json.loads(line) for line in WorkspaceLayout(example).scores_file.read_text().splitlines()]
     assert [r["promptFile"] for r in rows] == ["prompts/triage-old.md", "prompts/triage.md"]
 
 

@@ -51,9 +51,10 @@ def test_demo_sprint_fails_then_passes_and_runs_the_dependent_contract(prefect_h
     assert any("Hint:" in f.description for f in failed.generator_feedback)
     bugs = [json.loads(line) for line in (workspace / ".sprintflow/bugs.ndjson").read_text().splitlines()]
     assert bugs[-1]["status"] == "fixed" and bugs[-1]["test_name"].endswith("returns_400")
-    from sprintflow.tasks.history import EVALS, history_dir, read_table
+    from sprintflow.history.dataset import EVALS, read_table
+    from sprintflow.io.layout import WorkspaceLayout
 
-    rows = read_table(history_dir(workspace), EVALS)
+    rows = read_table(WorkspaceLayout(Path(workspace)).history_dir, EVALS)
     evaluations = rows[rows["kind"] == "evaluation"]
     assert sorted(evaluations["iteration"].tolist()) == [1, 1, 2]
     assert set(evaluations["engine"].astype(str)) == {DEMO_ENGINE}

@@ -7,8 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-
-from sprintflow.tasks.reporting_demo import WORKSPACE_VARIABLE, demo_workspace
+from synthetic_history import WORKSPACE_VARIABLE, demo_workspace
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 LOGIC = (ast.For, ast.While, ast.If, ast.IfExp, ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
@@ -22,7 +21,9 @@ def executed(tmp_path_factory):
     books = {path.name: nbformat.read(path, as_version=4) for path in NOTEBOOKS}
 
     async def run_all():
-        await asyncio.gather(*(NotebookClient(book, timeout=180, kernel_name="python3").async_execute()
+        await asyncio.gather(*(NotebookClient(book, timeout=180, kernel_name="python3",
+                                              resources={"metadata": {"path": str(NOTEBOOKS[0].parent)}}
+                                              ).async_execute()
                                for book in books.values()))
 
     with pytest.MonkeyPatch.context() as patch:
@@ -44,7 +45,7 @@ def test_cells_only_call_functions(name):
             continue
         source = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
         assert not [type(node).__name__ for node in ast.walk(ast.parse(source)) if isinstance(node, LOGIC)], \
-            f"{name}: logic belongs in sprintflow.tasks.reporting, not in a cell:\n{cell.source}"
+            f"{name}: logic belongs in sprintflow.reporting.analytics, not in a cell:\n{cell.source}"
 
 
 @pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])

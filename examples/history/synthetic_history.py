@@ -1,0 +1,341 @@
+"""A realistic synthetic history: the one generator behind the notebooks' tests, the demo and the benchmark.
+
+An agent that gets better over the weeks: first-pass yield and the share of
+contracts that go green rise; typecheck and unit-test fail most; ``playwright``
+(not required) is flaky, and so, a little, is ``unit-test``: nightly re-runs
+of unchanged content (same workspace hash) sometimes disagree. A fifth of the
+criteria are ``manual`` and mostly skipped; a few custom criteria never pass.
+Bugs open, get fixed (sometimes reopened); two skills are scored weekly with
+a new prompt version half-way.
+
+Vectorised with numpy, so a million strategy rows take a few seconds.
+
+Example:
+    >>> workspace = demo_workspace()          # a temporary folder with .sprintflow/…
+    >>> load_history(workspace).evals.kind.value_counts()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sprintflow.history.dataset import EVALS, append_rows
+from sprintflow.io.layout import WorkspaceLayout
+
+__all__ = [
+    "STRATEGIES",
+    "WORKSPACE_VARIABLE",
+    "demo_workspace",
+    "synthetic_bugs",
+    "synthetic_evals",
+    "synthetic_scores",
+    "synthetic_testruns",
+    "workspace_or_demo",
+    "write_demo_history",
+]
+
+START = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday: weeks line up with pandas' W-SUN periods
+STRATEGIES = ["build", "typecheck", "lint", "unit-test", "playwright"]
+_REQUIRED = np.array([True, True, True, True, False])
+_FAIL_WHEN_RED = np.array([0.10, 0.35, 0.25, 0.60])  # required strategies, in a failing evaluation
+_FLIP_ON_RERUN = np.array([0.0, 0.0, 0.0, 0.05, 0.35])  # same content, different outcome
+_METHODS = np.array(["unit-test", "api-check", "typecheck", "manual", "playwright", "custom"])
+_METHOD_WEIGHTS = np.array([0.3, 0.2, 0.1, 0.2, 0.1, 0.1])
+_CRITERIA_PER_CONTRACT = 4
+
+
+def _hex(rng: np.random.Generator, n: int, chars: int) -> np.ndarray:
+    raw = rng.integers(0, 256, size=(n, chars // 2), dtype=np.uint8)
+    return np.array([row.tobytes().hex() for row in raw], dtype=object)
+
+
+def _contracts(rng: np.random.Generator, evaluations: int, weeks: int) -> pd.DataFrame:
+    """Contracts until ``evaluations`` base evaluations: start time, iterations, green or not."""
+    n = max(1, int(evaluations / 2.2) + 1)
+    frac = np.sort(rng.random(n))  # position in the period: later contracts do better
+    first_pass = rng.random(n) < 0.25 + 0.40 * frac
+    green = first_pass | (rng.random(n) < 0.60 + 0.30 * frac)
+    iterations = np.where(first_pass, 1, np.where(green, np.minimum(2 + rng.geometric(0.5, n) - 1, 5), 5))
+    keep = min(n, np.searchsorted(np.cumsum(iterations), evaluations) + 1)
+    span = frac[:keep] / frac[keep - 1]  # the kept contracts fill the whole period
+    return pd.DataFrame({
+        "contract": np.arange(keep), "frac": frac[:keep], "green": green[:keep], "iterations": iterations[:keep],
+        "start": pd.Timestamp(START) + pd.to_timedelta(span * (weeks * 7 - 1) * 86400, unit="s"),
+    })
+
+
+def _evaluations(rng: np.random.Generator, contracts: pd.DataFrame) -> pd.DataFrame:
+    index = np.repeat(contracts.index.to_numpy(), contracts.iterations.to_numpy())
+    evals = contracts.loc[index].reset_index(drop=True)
+    evals["iteration"] = evals.groupby("contract").cumcount() + 1
+    evals["passed"] = evals.green & (evals.iteration == evals.iterations)
+    gaps = pd.to_timedelta(rng.uniform(10, 90, len(evals)), unit="min")
+    evals["timestamp"] = (evals.start + gaps * evals.iteration).dt.floor("s")
+    evals["workspace_hash"] = _hex(rng, len(evals), 64)
+    evals["rerun"] = False
+    return evals
+
+
+def _outcomes(rng: np.random.Generator, passed: np.ndarray) -> np.ndarray:
+    """pass=1 / fail=0 / skipped=2 per (evaluation, strategy); a red evaluation has a red required one."""
+    n = len(passed)
+    required = rng.random((n, 4)) >= _FAIL_WHEN_RED
+    none_failed = required.all(axis=1)
+    required[none_failed, 3] = False  # fail closed: something required failed in a red evaluation
+    required[passed] = True
+    e2e = np.where(rng.random(n) < 0.05, 2, (rng.random(n) < np.where(passed, 0.85, 0.5)).astype(int))
+    return np.column_stack([required.astype(int), e2e])
+
+
+def _reruns(rng: np.random.Generator, evals: pd.DataFrame, outcomes: np.ndarray, share: float
+            ) -> tuple[pd.DataFrame, np.ndarray]:
+    """Nightly re-evaluations of unchanged content: same hash, a flaky strategy may flip."""
+    picked = np.flatnonzero(rng.random(len(evals)) < share)
+    again = evals.iloc[picked].copy()
+    again["timestamp"] += pd.Timedelta(hours=20)
+    again["rerun"] = True
+    flipped = outcomes[picked].copy()
+    flip = (rng.random(flipped.shape) < _FLIP_ON_RERUN) & (flipped != 2)
+    flipped[flip] = 1 - flipped[flip]
+    again["passed"] = (flipped[:, _REQUIRED] == 1).all(axis=1)
+    return again, flipped
+
+
+def _criteria(rng: np.random.Generator, contracts: pd.DataFrame) -> pd.DataFrame:
+    n = len(contracts) * _CRITERIA_PER_CONTRACT
+    method = rng.choice(_METHODS, size=n, p=_METHOD_WEIGHTS)
+    return pd.DataFrame({
+        "contract": np.repeat(contracts.contract.to_numpy(), _CRITERIA_PER_CONTRACT),
+        "name": [f"sc-1-{i % _CRITERIA_PER_CONTRACT + 1}" for i in range(n)],
+        "method": method,
+        "required": method != "manual",
+        "broken": (method == "custom") & (rng.random(n) < 0.3),  # a check that never passes
+    })
+
+
+def _criterion_results(rng: np.random.Generator, evals: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
+    rows = evals[["eval_row", "contract", "passed"]].merge(criteria, on="contract")
+    luck = rng.random(len(rows))
+    automatic = np.where(rows.passed | (luck < 0.5), "pass", "fail")
+    manual = np.where(luck < 0.8, "skipped", "pass")
+    rows["result"] = np.where(rows.method == "manual", manual,
+                              np.where(rows.broken & ~rows.required, "fail", automatic))
+    rows["required"] = rows.required & ~rows.broken
+    return rows
+
+
+def synthetic_evals(evaluations: int = 2000, *, seed: int = 7, weeks: int = 26,
+                    rerun_share: float = 0.05, workspace: str = "/demo/todo-app") -> pd.DataFrame:
+    """The ``evals`` table of about ``evaluations`` evaluations (plus re-runs), in :data:`EVAL_SCHEMA` columns.
+
+    Each evaluation has one row per strategy (:data:`STRATEGIES`) and four criterion rows.
+
+    Example:
+        >>> frame = synthetic_evals(200_000)     # ~1,000,000 strategy rows
+        >>> frame.kind.value_counts()["strategy"] >= 1_000_000
+        True
+    """
+    rng = np.random.default_rng(seed)
+    contracts = _contracts(rng, evaluations, weeks)
+    evals = _evaluations(rng, contracts)
+    outcomes = _outcomes(rng, evals.passed.to_numpy())
+    again, flipped = _reruns(rng, evals, outcomes, rerun_share)
+    evals = pd.concat([evals, again], ignore_index=True)
+    outcomes = np.vstack([outcomes, flipped])
+    evals["eval_row"] = np.arange(len(evals))
+    evals["spec_id"] = "spec-" + (evals.contract // 5).astype(str)
+    evals["contract_id"] = "sprint-" + evals.spec_id + "-" + (evals.contract % 5 + 1).astype(str)
+    evals["eval_id"] = "eval-" + evals.contract_id + "-" + evals.iteration.astype(str)
+    evals["run_id"] = _hex(rng, len(evals), 32)
+    evals["git_sha"] = _hex(rng, len(evals), 40)
+    strategies = _strategy_rows(rng, evals, outcomes)
+    criteria = _criterion_results(rng, evals, _criteria(rng, contracts))
+    frame = pd.concat([_evaluation_rows(rng, evals), strategies, _with_eval(criteria, evals, "criterion")],
+                      ignore_index=True)
+    frame["workspace"] = workspace
+    frame["executor"] = "docker"
+    frame["image"] = "sprintflow-sandbox:latest"
+    frame["recorded_at"] = frame["timestamp"]
+    return frame
+
+
+def _with_eval(rows: pd.DataFrame, evals: pd.DataFrame, kind: str) -> pd.DataFrame:
+    columns = ["eval_id", "spec_id", "contract_id", "iteration", "timestamp", "workspace_hash", "run_id",
+               "git_sha"]
+    out = evals[columns].take(rows.eval_row.to_numpy()).reset_index(drop=True)
+    out["kind"] = kind
+    for column in ("name", "method", "required", "result", "error_count", "cached", "duration_ms"):
+        if column in rows:
+            out[column] = rows[column].to_numpy()
+    return out
+
+
+def _evaluation_rows(rng: np.random.Generator, evals: pd.DataFrame) -> pd.DataFrame:
+    out = _with_eval(evals.assign(result=np.where(evals.passed, "pass", "fail"), required=True), evals,
+                     "evaluation")
+    tokens = rng.lognormal(10.5, 0.6, len(evals)).astype(np.int64)
+    out["tokens"] = tokens
+    out["cost_usd"] = tokens * 6e-6
+    out["engine"] = "claude -p --output-format json"
+    out["duration_ms"] = rng.lognormal(11, 0.5, len(evals)).astype(np.int64)
+    out["regressions"] = ((~evals.passed) & (evals.iteration > 1) & (rng.random(len(evals)) < 0.2)).astype(int)
+    return out
+
+
+def _strategy_rows(rng: np.random.Generator, evals: pd.DataFrame, outcomes: np.ndarray) -> pd.DataFrame:
+    n, k = outcomes.shape
+    results = np.array(["fail", "pass", "skipped"])[outcomes.ravel()]
+    rows = pd.DataFrame({
+        "eval_row": np.repeat(evals.eval_row.to_numpy(), k),
+        "name": np.tile(STRATEGIES, n),
+        "required": np.tile(_REQUIRED, n),
+        "result": results,
+        "cached": False,
+        "duration_ms": (rng.lognormal(9, 0.8, n * k)).astype(np.int64),
+        "error_count": np.where(results == "fail", rng.integers(1, 12, n * k), 0),
+    })
+    return _with_eval(rows, evals, "strategy")
+
+
+def synthetic_bugs(count: int = 120, *, seed: int = 7, weeks: int = 26) -> list[dict]:
+    """Bug events as ``bugs.ndjson`` lines: opened, mostly fixed, a tenth reopened and fixed again.
+
+    Example:
+        >>> {line["event"] for line in synthetic_bugs(50)}
+        {'open', 'transition', 'reopen'}
+    """
+    rng = np.random.default_rng(seed)
+    lines = []
+    for n in range(count):
+        opened = START + timedelta(seconds=float(rng.uniform(0, weeks * 7 * 86400)))
+        bug = {"id": f"bug-{opened:%Y%m%d-%H%M}-{n:04x}", "unit": "todo-api", "run_id": f"run-{n}",
+               "test_name": f"test case {n}", "created_at": opened, "severity": "medium",
+               "reopen_count": 0}
+        lines.append({**bug, "status": "open", "event": "open", "updated_at": opened})
+        at = opened
+        for reopened in range(2):
+            if rng.random() > (0.85 if reopened == 0 else 0.9):
+                break
+            at += timedelta(hours=float(rng.lognormal(3, 1)))
+            lines.append({**bug, "status": "fixed", "event": "transition", "from_status": "open",
+                          "updated_at": at, "reopen_count": reopened})
+            if rng.random() > 0.1:
+                break
+            at += timedelta(days=float(rng.uniform(1, 10)))
+            lines.append({**bug, "status": "open", "event": "reopen", "from_status": "fixed",
+                          "reopened": True, "updated_at": at, "reopen_count": reopened + 1})
+    lines.sort(key=lambda line: line["updated_at"])
+    return [{k: _iso(v) for k, v in line.items()} for line in lines]
+
+
+def _iso(value: object) -> object:
+    return value.isoformat().replace("+00:00", "Z") if isinstance(value, datetime) else value
+
+
+def synthetic_scores(*, seed: int = 7, weeks: int = 26) -> list[dict]:
+    """Weekly ``scores.ndjson`` rows (camelCase, as the scorer writes) for two skills; prompt v2 half-way.
+
+    Example:
+        >>> sorted({row["skill"] for row in synthetic_scores()})
+        ['summarize', 'triage']
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for skill, base in (("triage", 0.70), ("summarize", 0.62)):
+        for week in range(weeks):
+            version = "v1" if week < weeks // 2 else "v2"
+            total = 40
+            passed = int(rng.binomial(total, min(0.98, base + (0.12 if version == "v2" else 0.0))))
+            rows.append({"kind": "score", "recordedAt": _iso(START + timedelta(weeks=week, hours=2)),
+                         "skill": skill, "total": total, "passed": passed, "failed": total - passed,
+                         "score": passed / total, "promptFile": f"prompts/{skill}.md",
+                         "promptSha256": hashlib.sha256(f"{skill}-{version}".encode()).hexdigest(),
+                         "casesSha256": "c" * 64, "engine": "stub", "durationS": 30.0,
+                         "inputTokens": 50_000, "outputTokens": 4_000, "costUsd": 0.21})
+    return rows
+
+
+def synthetic_testruns(count: int = 30, *, seed: int = 7, weeks: int = 26) -> list[tuple[datetime, dict]]:
+    """``(time, result.json)`` pairs of test runs: more tests and fewer failures over time.
+
+    Example:
+        >>> when, run = synthetic_testruns(1)[0]
+        >>> sorted(run["summary"])
+        ['failed', 'passed', 'skipped', 'total']
+    """
+    rng = np.random.default_rng(seed)
+    runs = []
+    for n in range(count):
+        frac = n / max(1, count - 1)
+        total = 20 + int(30 * frac)
+        failed = int(rng.binomial(total, 0.3 * (1 - frac)))
+        crashed = bool(rng.random() < 0.05)
+        runs.append((START + timedelta(weeks=weeks * frac), {
+            "run_id": f"run-{n:03d}", "summary": {"total": total, "passed": total - failed,
+                                                  "failed": failed, "skipped": 0},
+            "crashed": crashed, "next_action": "retry_tester" if crashed else
+            ("retry_coder" if failed else "done"), "acceptance_coverage": round(0.5 + 0.5 * frac, 2),
+            "duration_ms": int(rng.uniform(2_000, 9_000))}))
+    return runs
+
+
+def write_demo_history(workspace: Path | str, evaluations: int = 2000, *, seed: int = 7, files: int = 4) -> Path:
+    """Write a synthetic history into ``workspace``: Parquet eval rows in ``files`` parts, bugs, scores, runs.
+
+    Example:
+        >>> write_demo_history(tmp_path, evaluations=500)
+        PosixPath('…/.sprintflow/history')
+    """
+    workspace = Path(workspace)
+    layout = WorkspaceLayout(workspace)
+    directory = layout.history_dir
+    frame = synthetic_evals(evaluations, seed=seed, workspace=str(workspace.resolve()))
+    frame = frame.sort_values("timestamp", kind="stable", ignore_index=True)
+    for bounds in np.array_split(np.arange(len(frame)), files):
+        append_rows(directory, EVALS, frame.iloc[bounds])
+    _write_lines(layout.bugs_file, synthetic_bugs(max(20, evaluations // 20), seed=seed))
+    _write_lines(layout.scores_file, synthetic_scores(seed=seed))
+    for when, run in synthetic_testruns(seed=seed):
+        path = layout.run_dir(run["run_id"]) / "result.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(run), encoding="utf-8")
+        os.utime(path, (when.timestamp(), when.timestamp()))
+    return directory
+
+
+def _write_lines(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def demo_workspace(path: Path | str | None = None, evaluations: int = 2000, *, seed: int = 7) -> Path:
+    """A workspace folder holding a synthetic history (a new temporary folder when ``path`` is None).
+
+    Example:
+        >>> build_report(load_history(demo_workspace())).summary
+    """
+    workspace = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="sprintflow-demo-"))
+    workspace.mkdir(parents=True, exist_ok=True)
+    write_demo_history(workspace, evaluations, seed=seed)
+    return workspace
+
+
+WORKSPACE_VARIABLE = "SPRINTFLOW_WORKSPACE"
+
+
+def workspace_or_demo() -> Path:
+    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE`` when set, else a fresh demo one.
+
+    Example:
+        >>> history = load_history(workspace_or_demo())
+    """
+    chosen = os.environ.get(WORKSPACE_VARIABLE)
+    return Path(chosen) if chosen else demo_workspace()

@@ -1,0 +1,84 @@
+"""sprintflow evaluate WORKSPACE --contract FILE: run the evaluate flow and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sprintflow.cli import EXIT_FAILED, EXIT_OK
+
+FORMATS = ("text", "json", "github", "junit")
+
+
+@click.command()
+@click.argument("workspace", type=click.Path(path_type=Path))
+@click.option("--contract", "contract", required=True, type=click.Path(path_type=Path),
+              help="SprintContract JSON file to evaluate against.")
+@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True,
+              help="Where commands run: auto = Docker when an engine answers, else local (with a warning).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: readable summary; json: the EvalResult; github: ::error annotations; junit: XML.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--no-cache", is_flag=True, help="Run every strategy even if an identical run is cached.")
+@click.option("--iteration", type=click.IntRange(min=1), default=None,
+              help="Iteration number (default: one past the contract's iterationHistory).")
+def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: bool, no_cache: bool,
+             iteration: int | None) -> None:
+    """Evaluate WORKSPACE against a contract: every strategy, every criterion, one EvalResult.
+
+    The EvalResult is written to WORKSPACE/.sprintflow/evals/<evalId>.json and shown
+    on the Prefect flow run as a markdown summary and a table.
+
+    Exit codes: 0 pass, 1 fail, 2 usage, config or input error.
+    """
+    from sprintflow.evaluate.plan import load_inputs
+    from sprintflow.settings import ensure_prefect_api
+
+    load_inputs(workspace, contract)  # bad input is refused before a flow run starts
+    ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
+    from sprintflow.flows.evaluate import evaluate_flow
+
+    result = evaluate_flow(str(workspace), str(contract), executor=executor, use_cache=not no_cache,
+                           iteration=iteration)
+    _print(result, "json" if as_json else fmt)
+    raise SystemExit(EXIT_OK if result.overall_result == "pass" else EXIT_FAILED)
+
+
+def _print(result, fmt: str) -> None:
+    from sprintflow.evaluate.formats import github_annotations, junit_xml
+
+    if fmt == "json":
+        click.echo(result.to_json(), nl=False)
+    elif fmt == "github":
+        click.echo(github_annotations(result), nl=False)
+    elif fmt == "junit":
+        click.echo(junit_xml(result), nl=False)
+    else:
+        _print_text(result)
+
+
+def _print_text(result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    colour = {"pass": "green", "fail": "red", "skipped": "yellow"}
+    table = Table(title=f"{result.eval_id}", show_lines=False)
+    for column in ("check", "required", "result", "details"):
+        table.add_column(column, overflow="fold")
+    for r in result.strategy_results:
+        cached = " (cached)" if r.cached else ""
+        table.add_row(r.strategy, "yes" if r.required else "no",
+                      f"[{colour[r.result.value]}]{r.result.value}[/]{cached}", r.details[:200])
+    for c in result.criteria_results:
+        table.add_row(c.criterion_id, "yes" if c.required else "no",
+                      f"[{colour[c.result.value]}]{c.result.value}[/]", c.evidence[:200])
+    console.print(table)
+    for item in result.generator_feedback[:15]:
+        where = f"{item.file}:{item.line} " if item.file and item.line else (f"{item.file} " if item.file else "")
+        console.print(f"[bold]{item.priority.value}[/] {where}{item.description[:300]}", highlight=False)
+    if len(result.generator_feedback) > 15:
+        console.print(f"… {len(result.generator_feedback) - 15} more items in the EvalResult")
+    verdict = colour[result.overall_result]
+    console.print(f"[bold {verdict}]{result.overall_result.upper()}[/] {result.summary}", highlight=False)

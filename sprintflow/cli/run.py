@@ -1,0 +1,53 @@
+"""sprintflow run WORKSPACE: the sprint loop over every contract that is not completed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sprintflow.cli import EXIT_FAILED, EXIT_OK
+
+
+@click.command()
+@click.argument("workspace", type=click.Path(path_type=Path), default=".")
+@click.option("--contracts", type=click.Path(path_type=Path), default=None,
+              help="Folder of contracts (default: WORKSPACE/.sprintflow/contracts).")
+@click.option("--engine", default=None, help="Generator engine command or preset (claude, codex, aider …); "
+              "else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, engines.generator.")
+@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True,
+              help="Where strategies run: auto = Docker when an engine answers, else local (with a warning).")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=None,
+              help="Iterations per contract (default: evaluator.maxIterations, 3).")
+@click.option("--retry-rework", is_flag=True,
+              help="Also run contracts that ended needs-rework, from their next iteration.")
+def run(workspace: Path, contracts: Path | None, engine: str | None, executor: str, max_iterations: int | None,
+        retry_rework: bool) -> None:
+    """Run the sprint: generator then evaluator, iteration after iteration, per contract.
+
+    Contracts run in dependency order; a contract whose dependency did not complete
+    is reported as blocked. Each iteration's generator sees the contract, its notes
+    and the previous EvalResult's feedback. Protected files (.sprintflow/, held-out
+    evals, protectedPaths) changed by the generator are restored and fail the iteration.
+
+    Killed at any moment, the same command continues where it stopped.
+
+    Exit codes: 0 every contract completed, 1 any needs rework or is blocked, 2 errors.
+    """
+    from sprintflow.config import load_project_config
+    from sprintflow.io.layout import WorkspaceLayout
+    from sprintflow.settings import ensure_prefect_api
+    from sprintflow.sprint.contracts import load_contracts
+    from sprintflow.sprint.engines import resolve_engine
+
+    project = load_project_config(workspace)  # refuse bad input before any flow run starts
+    load_contracts(contracts or WorkspaceLayout(workspace).contracts_dir)
+    resolve_engine("generator", explicit=engine, config=project.engines)
+    ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
+    from sprintflow.flows.sprint import sprint_flow
+
+    outcomes = sprint_flow(str(workspace), str(contracts) if contracts else None, engine=engine,
+                           executor=executor, max_iterations=max_iterations, retry_rework=retry_rework)
+    for contract_id, outcome in outcomes.items():
+        click.echo(f"{outcome:<13} {contract_id}")
+    raise SystemExit(EXIT_OK if all(o == "completed" for o in outcomes.values()) else EXIT_FAILED)

@@ -1,0 +1,225 @@
+"""``sprintflow score``: score a skill prompt against its held-out cases.
+
+Imports stay light at module level: the plain path never imports Prefect, so a
+quick score costs the engine calls and little else.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from pathlib import Path
+
+import click
+
+from sprintflow.errors import DocumentError, SprintflowError
+
+__all__ = ["score"]
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+class _ScoreCommand(click.Command):
+    """Usage errors are hard errors too, printed as ``::error::`` lines like the rest."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _fail(exc.format_message())
+            ctx.exit(EXIT_ERROR)
+            raise  # unreachable: ctx.exit raises
+
+
+def _fail(message: str) -> None:
+    for line in str(message).splitlines() or ["error"]:
+        click.echo(f"::error::{line}", err=True)
+
+
+def prefect_api_configured() -> bool:
+    """True when a Prefect server is configured: ``PREFECT_API_URL`` in the environment or active profile.
+
+    Read without importing Prefect, which alone takes about a second.
+
+    Example:
+        >>> os.environ["PREFECT_API_URL"] = "http://127.0.0.1:4200/api"; prefect_api_configured()
+        True
+    """
+    if os.environ.get("PREFECT_API_URL"):
+        return True
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
+    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
+    try:
+        data = tomllib.loads(profiles.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
+    profile = (data.get("profiles") or {}).get(active) or {}
+    return bool(profile.get("PREFECT_API_URL"))
+
+
+@click.command(cls=_ScoreCommand)
+@click.argument("skill", required=False)
+@click.option("--cases", "cases", type=click.Path(path_type=Path, dir_okay=False),
+              help="Cases file (JSON lines). Default: evals/SKILL/cases.jsonl.")
+@click.option("--prompt", "prompt", type=click.Path(path_type=Path, dir_okay=False),
+              help="Skill prompt. Default: prompts/SKILL.md.")
+@click.option("--compare", nargs=2, type=click.Path(path_type=Path, dir_okay=False), default=None,
+              metavar="PROMPT_A PROMPT_B",
+              help="Score two prompt versions on the same cases; print the differing cases and an exact "
+                   "McNemar test of whether B is better than A.")
+@click.option("--engine", metavar="CMD",
+              help="Engine command line or preset (claude, codex, gemini, aider). Else "
+                   "SPRINTFLOW_SCORER_ENGINE, SPRINTFLOW_ENGINE, or engines.scorer in the project config.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="Engine calls running at once.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True,
+              help="Seconds per engine call; a case that takes longer fails.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=None,
+              help="Exit 0 when the score reaches this, even if some cases fail.")
+@click.option("--json", "json_only", is_flag=True,
+              help="Machine output only: the JSON object on stdout, no summary on stderr.")
+@click.option("--timings", is_flag=True,
+              help="Add the run-to-run varying 'timing' section (last) to the printed JSON.")
+@click.option("--flow/--no-flow", "use_flow", default=None,
+              help="Run as a Prefect flow (batch tasks, retries of infrastructure errors, a table "
+                   "artifact). Default: only when a Prefect server is configured (PREFECT_API_URL), "
+                   "because without one Prefect starts a temporary server first (~10 s).")
+@click.option("--save/--no-save", default=True, show_default=True,
+              help="Persist the report under .sprintflow/scores/SKILL/ and append "
+                   ".sprintflow/history/scores.ndjson.")
+def score(skill: str | None, cases: Path | None, prompt: Path | None, compare: tuple[Path, Path] | None,
+          engine: str | None, concurrency: int, timeout: float, min_score: float | None, json_only: bool,
+          timings: bool, use_flow: bool | None, save: bool) -> None:
+    """Score SKILL's prompt against its held-out cases, from the repository root.
+
+    Each case of evals/SKILL/cases.jsonl ({"id", "input", "expected"}) is sent to
+    the engine as prompts/SKILL.md + "## Pre-fetched PR context" + the input;
+    the JSON in the answer (bare, fenced or in prose) is compared with
+    "expected" on the skill's fields (triage: escalate and risk; else
+    evals/SKILL/comparator.json or every expected field).
+
+    Prints one JSON object on stdout: total, passed, failed, score and
+    cases[{id, pass, expected, actual, reason}]. The cases file is never written.
+
+    \b
+    Exit codes:
+      0  every case passed (or the score reached --min-score); --compare: compared
+      1  some case failed
+      2  hard error (no skill, cases or prompt, a malformed case line, duplicate
+         ids, no engine), printed as ::error:: lines on stderr
+    """
+    try:
+        code = _score(skill, cases, prompt, compare, engine, concurrency, timeout, min_score, json_only,
+                      timings, use_flow, save)
+    except DocumentError as exc:
+        # One line per problem, "file:line: field: message"; a whole-file problem has no field.
+        _fail("\n".join(f"{p.file}: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems))
+        code = EXIT_ERROR
+    except SprintflowError as exc:
+        _fail(str(exc))
+        code = EXIT_ERROR
+    click.get_current_context().exit(code)
+
+
+def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: tuple[Path, Path] | None,
+           engine: str | None, concurrency: int, timeout: float, min_score: float | None, json_only: bool,
+           timings: bool, use_flow: bool | None, save: bool) -> int:
+    from sprintflow.errors import InputError
+    from sprintflow.scoring import scorer as scoring
+
+    if compare and prompt is not None:
+        raise InputError("--compare takes both prompt files; do not combine it with --prompt")
+    flow = prefect_api_configured() if use_flow is None else use_flow
+    root = Path(".")
+    # Validate everything before any engine call or Prefect import, so bad input fails fast.
+    run = scoring.prepare_run(skill, root=root, cases=cases, prompt=compare[0] if compare else prompt,
+                              engine=engine, timeout=timeout)
+    if flow:
+        if json_only:  # machine output: keep Prefect's per-task INFO lines off stderr too
+            os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+        _use_prefect_server()
+    clock = time.monotonic()
+    if compare:
+        run_b = scoring.with_prompt(run, compare[1])
+        if flow:
+            from sprintflow.flows.score import compare_flow
+            comparison = compare_flow(run.skill, str(run.prompt_path), str(run_b.prompt_path), root=str(root),
+                                      cases=str(run.cases_path), engine=run.engine, concurrency=concurrency,
+                                      timeout=timeout, persist=save)
+        else:
+            comparison, _, _ = scoring.compare_prompts(run, run_b.prompt_path, concurrency=concurrency,
+                                                       persist=save)
+        click.echo(comparison.to_json(timings=timings), nl=False)
+        if not json_only:
+            _print_comparison(comparison, time.monotonic() - clock)
+        return EXIT_OK
+    saved: str | None = None
+    if flow:
+        from sprintflow.flows.score import score_flow
+        report = score_flow(run.skill, root=str(root), cases=str(run.cases_path), prompt=str(run.prompt_path),
+                            engine=run.engine, concurrency=concurrency, timeout=timeout, persist=save)
+        saved = f".sprintflow/scores/{run.skill}/" if save else None
+    else:
+        report = scoring.score_skill(run, concurrency=concurrency, persist=False)
+        if save:
+            saved = scoring.persist_report(report, root).as_posix()
+    click.echo(report.to_json(timings=timings), nl=False)
+    ok = report.failed == 0 or (min_score is not None and report.score >= min_score)
+    if not json_only:
+        _print_summary(report, min_score, saved, time.monotonic() - clock)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _use_prefect_server() -> None:
+    """Point Prefect at a configured or locally running server before it reads its settings."""
+    try:
+        from sprintflow.settings import ensure_prefect_api
+    except ImportError:  # pragma: no cover - older layouts without the settings module
+        os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+        return
+    ensure_prefect_api(announce=lambda message: click.echo(message, err=True))
+
+
+def _print_summary(report, min_score: float | None, saved: str | None, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from sprintflow.scoring.scorer import report_rows
+
+    console = Console(stderr=True, highlight=False)
+    failed = report_rows(report, failed_only=True)
+    if failed:
+        table = Table(title=f"{report.skill}: failed cases", title_justify="left")
+        for column in ("id", "expected", "actual", "reason"):
+            table.add_column(column, overflow="fold")
+        for row in failed[:20]:
+            table.add_row(row["id"], row["expected"], row["actual"], row["reason"])
+        console.print(table)
+        if len(failed) > 20:
+            console.print(f"… and {len(failed) - 20} more failed cases (see the JSON report)")
+    threshold = f" (min {min_score:g})" if min_score is not None else ""
+    where = f"; report {saved}" if saved else ""
+    console.print(f"{report.skill}: {report.passed}/{report.total} passed, score {report.score:.3f}"
+                  f"{threshold} in {seconds:.1f}s{where}", soft_wrap=True)
+
+
+def _print_comparison(comparison, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True, highlight=False)
+    if comparison.differences:
+        table = Table(title=f"{comparison.skill}: cases the prompts disagree on", title_justify="left")
+        for column in ("id", "A", "B", "reason (the failing side)"):
+            table.add_column(column, overflow="fold")
+        for diff in comparison.differences[:20]:
+            table.add_row(str(diff.id), "pass" if diff.a else "fail", "pass" if diff.b else "fail",
+                          diff.reason_b if diff.a else diff.reason_a or "")
+        console.print(table)
+    test = comparison.mcnemar
+    console.print(f"A {comparison.a.prompt_file}: {comparison.a.passed}/{comparison.total}   "
+                  f"B {comparison.b.prompt_file}: {comparison.b.passed}/{comparison.total}   "
+                  f"McNemar exact p = {test.p_value:.4g} ({test.only_a_passed} only A, "
+                  f"{test.only_b_passed} only B) → {test.verdict}   in {seconds:.1f}s", soft_wrap=True)

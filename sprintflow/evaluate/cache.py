@@ -1,0 +1,53 @@
+"""Strategy results reused across evaluations of identical content and config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sprintflow.io.files import atomic_write_text
+from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.schemas import StrategyConfig, StrategyResult
+
+from .plan import EvaluationPlan
+from .strategies import resolve_command
+
+__all__ = ["cached_result", "store_cached_result"]
+
+
+def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
+    material = json.dumps({
+        "workspace": plan.content_hash,
+        "strategy": strategy.to_dict(),
+        "command": resolve_command(strategy, plan.project),
+        "executor": plan.executor.describe(),
+        "image": strategy.image,
+        "timeout": plan.run_for(strategy).timeout,
+    }, sort_keys=True)
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _cache_file(plan: EvaluationPlan, strategy: StrategyConfig) -> Path:
+    return WorkspaceLayout(plan.workspace).strategy_cache_file(_cache_key(plan, strategy))
+
+
+def cached_result(plan: EvaluationPlan, strategy: StrategyConfig) -> StrategyResult | None:
+    """A result of the same strategy on identical content and config, if one was stored."""
+    path = _cache_file(plan, strategy)
+    try:
+        result = StrategyResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None  # missing or damaged cache entries are simply misses
+    return result.model_copy(update={"cached": True})
+
+
+def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: StrategyResult) -> None:
+    """Keep a real verdict for reuse; timeouts and could-not-run failures are never cached."""
+    if result.exit_code is None or "did not finish within" in result.details:
+        return
+    atomic_write_text(_cache_file(plan, strategy), result.to_json())
+
+

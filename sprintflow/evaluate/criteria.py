@@ -1,0 +1,129 @@
+"""Judge each success criterion by its verificationMethod.
+
+Strategy-backed methods take the verdict of the strategy of that type (an
+api-check criterion named on specific endpoints is judged by those alone);
+``custom`` criteria run their ``customCommand``; ``manual`` criteria are
+judged elsewhere (an evaluator engine) or skipped with the reason. Evidence is
+concrete, as the seed's evidence standards ask: commands, exit codes, file:line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sprintflow.io.process import CommandResult
+from sprintflow.schemas import (
+    CriterionResult,
+    Outcome,
+    SprintContract,
+    StrategyResult,
+    SuccessCriterion,
+    VerificationMethod,
+)
+from sprintflow.sprint.engines import EngineReply, extract_json
+
+__all__ = ["judge_by_command", "judge_by_strategy", "judge_manual", "manual_prompt", "skipped_manual"]
+
+
+def _criterion(criterion: SuccessCriterion, result: Outcome, evidence: str, feedback: str = "") -> CriterionResult:
+    return CriterionResult(criterion_id=criterion.criterion_id, description=criterion.description,
+                           required=criterion.required, result=result, evidence=evidence,
+                           feedback=feedback)
+
+
+def judge_by_strategy(criterion: SuccessCriterion, strategy: StrategyResult | None) -> CriterionResult:
+    """The verdict of the strategy named by the criterion's verificationMethod.
+
+    Example:
+        >>> judge_by_strategy(criterion, build_result).result
+        <Outcome.passed: 'pass'>
+    """
+    method = criterion.verification_method.value
+    if strategy is None:
+        return _criterion(criterion, Outcome.failed, f"No {method} strategy ran, so nothing verified this.",
+                          f"Configure a {method} strategy so this criterion can be checked.")
+    tagged = [d for d in strategy.diagnostics if d.code == criterion.criterion_id]
+    if criterion.verification_method is VerificationMethod.api_check and _names_criterion(strategy, criterion):
+        if tagged:
+            return _criterion(criterion, Outcome.failed, "; ".join(d.message for d in tagged),
+                              f"Make the endpoint behave as the criterion says: {criterion.description}")
+        return _criterion(criterion, Outcome.passed,
+                          f"The endpoint checks for {criterion.criterion_id} all passed.")
+    evidence = strategy.details or f"{method} ended {strategy.result.value}"
+    if strategy.result is Outcome.passed:
+        return _criterion(criterion, Outcome.passed, evidence)
+    if strategy.result is Outcome.skipped:
+        return _criterion(criterion, Outcome.skipped, evidence,
+                          f"The {method} strategy was skipped, so this criterion is unverified.")
+    return _criterion(criterion, Outcome.failed, evidence,
+                      f"Fix the {method} failures listed in the generator feedback so that this "
+                      f"holds: {criterion.description}")
+
+
+def _names_criterion(strategy: StrategyResult, criterion: SuccessCriterion) -> bool:
+    return criterion.criterion_id in strategy.output
+
+
+def judge_by_command(criterion: SuccessCriterion, command: str, outcome: CommandResult) -> CriterionResult:
+    """A custom criterion: exit 0 passes; could-not-run and timeouts fail closed."""
+    if outcome.error:
+        return _criterion(criterion, Outcome.failed, f"`{command}` could not run: {outcome.error}",
+                          "Fix the customCommand so it can run in the sandbox.")
+    if outcome.timed_out:
+        return _criterion(criterion, Outcome.failed, f"`{command}` timed out and was killed.",
+                          "The check must finish within its timeout.")
+    tail = (outcome.stdout + outcome.stderr).strip()[-600:]
+    evidence = f"`{command}` exited {outcome.exit_code}." + (f" Output: {tail}" if tail else "")
+    if outcome.exit_code == 0:
+        return _criterion(criterion, Outcome.passed, evidence)
+    return _criterion(criterion, Outcome.failed, evidence,
+                      f"{criterion.description} — `{command}` must exit 0.")
+
+
+def skipped_manual(criterion: SuccessCriterion, reason: str) -> CriterionResult:
+    """A manual criterion nobody could judge: skipped, and a required one blocks the pass."""
+    return _criterion(criterion, Outcome.skipped, reason,
+                      "Configure an evaluator engine (SPRINTFLOW_EVALUATOR_ENGINE) or verify by hand.")
+
+
+MANUAL_FILE_CHARS = 20_000
+MANUAL_PROMPT_CHARS = 100_000
+
+
+def manual_prompt(criterion: SuccessCriterion, contract: SprintContract, workspace: Path) -> str:
+    """What an evaluator engine reads to judge a manual criterion by inspecting the code."""
+    parts = [
+        ("You are the evaluator of a coding sprint. Judge ONE success criterion by reading the code "
+         "in the current directory. Be strict: if you cannot verify it, it fails."),
+        f"## Sprint\n{contract.title}\n{contract.description}",
+        f"## Criterion {criterion.criterion_id}\n{criterion.description}",
+        f"## Evaluator notes\n{contract.evaluator_notes}",
+        ('Answer with one JSON object only: {"result": "pass" or "fail", "evidence": "what you read, '
+         'with file:line", "feedback": "if it fails: what is wrong and what should happen instead"}'),
+    ]
+    budget = MANUAL_PROMPT_CHARS - sum(map(len, parts))
+    for name in contract.estimated_files:
+        path = workspace / name
+        if budget <= 0 or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")[: min(MANUAL_FILE_CHARS, budget)]
+        budget -= len(text)
+        parts.append(f"## File {name}\n```\n{text}\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+def judge_manual(criterion: SuccessCriterion, reply: EngineReply) -> CriterionResult:
+    """The evaluator engine's verdict; an unusable answer fails closed with the raw text kept."""
+    if not reply.ok:
+        return _criterion(criterion, Outcome.failed,
+                          f"The evaluator engine failed ({reply.reason}); raw output: {reply.raw[:500]!r}",
+                          "Nothing verified this criterion; re-run when the evaluator engine works.")
+    answer = extract_json(reply.text, prefer=("result",)) or {}
+    verdict = str(answer.get("result", "")).lower()
+    evidence = str(answer.get("evidence") or "").strip()
+    if verdict not in ("pass", "fail") or not evidence:
+        return _criterion(criterion, Outcome.failed,
+                          f"The evaluator engine's answer has no result and evidence: {reply.text[:500]!r}",
+                          "Nothing verified this criterion; the evaluator engine must answer in JSON.")
+    outcome = Outcome.passed if verdict == "pass" else Outcome.failed
+    return _criterion(criterion, outcome, f"Evaluator engine: {evidence}", str(answer.get("feedback") or ""))

@@ -1,0 +1,349 @@
+"""Where strategy commands run: in a Docker container (default) or on the host.
+
+One interface, two implementations. An executor is a small value (config only,
+no client or container inside), so it can cross Prefect task boundaries; the
+Docker client is created inside ``run``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sprintflow.errors import ExecutorUnavailable, InputError
+from sprintflow.io.process import CappedBuffer, CommandResult, run_command, scrubbed_env
+from sprintflow.schemas import ExecutorConfig
+
+__all__ = [
+    "RUNNERS_DIR",
+    "CommandSpec",
+    "DockerExecutor",
+    "Executor",
+    "LocalExecutor",
+    "docker_available",
+    "docker_host_limit_name",
+    "docker_host_slot",
+    "resolve_executor",
+    "sweep_containers",
+]
+
+logger = logging.getLogger("sprintflow.executors")
+
+RUNNERS_DIR = Path(__file__).parent / "runners"
+"""Helper scripts (api-check) that run next to the code under test, stdlib only."""
+
+LABEL = "sprintflow.managed"
+CONTAINER_WORKSPACE = "/workspace"
+CONTAINER_RUNNERS = "/opt/sprintflow/runners"
+KILL_AFTER_S = 5
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command to run in the workspace."""
+
+    command: str
+    timeout: float
+    network: bool = False
+    image: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Executor(ABC):
+    """Runs shell commands in a workspace under a deadline with capped output."""
+
+    kind: Literal["docker", "local"]
+
+    @abstractmethod
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        """Run ``spec`` with ``workspace`` as the working directory."""
+
+    @abstractmethod
+    def workspace_path(self, workspace: Path) -> str:
+        """The workspace as the command sees it (tools print paths relative to this)."""
+
+    @abstractmethod
+    def runner(self, name: str) -> str:
+        """Path of a bundled runner script as the command sees it."""
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class LocalExecutor(Executor):
+    """Subprocess on the host: own process group, deadline, output cap, secrets scrubbed."""
+
+    config: ExecutorConfig = field(default_factory=ExecutorConfig)
+    kind: Literal["local"] = "local"
+
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        return run_command(spec.command, cwd=workspace, timeout=spec.timeout,
+                           output_limit=self.config.output_limit, env=scrubbed_env(spec.env))
+
+    def workspace_path(self, workspace: Path) -> str:
+        return str(workspace.resolve())
+
+    def runner(self, name: str) -> str:
+        return str(RUNNERS_DIR / name)
+
+
+@dataclass(frozen=True)
+class DockerExecutor(Executor):
+    """A fresh container per command: workspace bind-mounted, no network, non-root, limited.
+
+    The deadline is enforced twice: ``timeout -k`` inside the container and our
+    own wall clock outside (``container.wait(timeout=)`` is only an HTTP read
+    timeout, so it cannot be trusted to stop anything).
+    """
+
+    config: ExecutorConfig = field(default_factory=ExecutorConfig)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    kind: Literal["docker"] = "docker"
+
+    def describe(self) -> str:
+        return f"docker ({self.config.image})"
+
+    def workspace_path(self, workspace: Path) -> str:
+        return CONTAINER_WORKSPACE
+
+    def runner(self, name: str) -> str:
+        return f"{CONTAINER_RUNNERS}/{name}"
+
+    def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
+        import docker  # lazily: importing the SDK costs start-up time for local-only runs
+        from docker.errors import DockerException, ImageNotFound
+
+        image = spec.image or self.config.image
+        try:
+            client = docker.from_env(timeout=30)
+            client.images.get(image)
+        except ImageNotFound:
+            raise ExecutorUnavailable(
+                f"image {image!r} not found: run `sprintflow sandbox build` or set executor.image"
+            ) from None
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
+        with docker_host_slot():
+            # The clock starts once a slot is held: waiting for one is not the command's time.
+            return self._create_and_run(client, image, workspace, spec, time.monotonic())
+
+    def _create_and_run(self, client, image: str, workspace: Path, spec: CommandSpec,
+                        started: float) -> CommandResult:
+        from docker.errors import DockerException
+
+        try:
+            container = client.containers.create(
+                image,
+                command=["timeout", "-k", str(KILL_AFTER_S), str(max(1, round(spec.timeout))),
+                         "sh", "-c", spec.command],
+                working_dir=CONTAINER_WORKSPACE,
+                volumes={str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
+                         str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}},
+                user=_container_user(workspace),
+                environment={"HOME": "/tmp", "CI": "true", **spec.env},
+                network_mode="bridge" if spec.network else "none",
+                mem_limit=self.config.memory,
+                nano_cpus=int(self.config.cpus * 1e9),
+                pids_limit=self.config.pids,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                init=True,  # reaps zombies and forwards signals to the command
+                tmpfs={"/tmp": "rw,exec,size=1g"},
+                labels={LABEL: "true", "sprintflow.run": self.run_id,
+                        "sprintflow.deadline": str(int(time.time() + spec.timeout + 60))},
+                log_config={"type": "json-file", "config": {"max-size": "20m", "max-file": "1"}},
+                detach=True,
+            )
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"cannot create container from {image!r}: {exc}") from None
+        try:
+            return self._run_container(container, spec, started)
+        finally:
+            try:
+                container.remove(force=True)
+            except DockerException:
+                pass  # the sweep removes what is left over
+
+    def _run_container(self, container, spec: CommandSpec, started: float) -> CommandResult:
+        from docker.errors import DockerException
+
+        limit = self.config.output_limit
+        out, err = CappedBuffer(limit), CappedBuffer(limit)
+        # Attach before starting: every byte arrives through the attach stream, so
+        # neither a fast exit (log file not yet flushed) nor the engine's log
+        # rotation on huge outputs can lose any of it.
+        frames = container.client.api.attach(container.id, stdout=True, stderr=True, stream=True,
+                                             logs=True, demux=True)
+        pump = threading.Thread(target=_pump_frames, args=(frames, out, err), daemon=True)
+        pump.start()
+        try:
+            container.start()
+        except DockerException as exc:
+            raise ExecutorUnavailable(f"cannot start the container: {exc}") from None
+        deadline = started + spec.timeout + KILL_AFTER_S + 2
+        timed_out, exit_code = False, None
+        while exit_code is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                try:
+                    container.kill()
+                except DockerException:
+                    pass
+                break
+            try:
+                exit_code = container.wait(timeout=min(remaining, 5))["StatusCode"]
+            except Exception:  # a read timeout of the HTTP call, not of the command
+                continue
+        pump.join(timeout=10)
+        if exit_code == 124 or (exit_code == 137 and time.monotonic() - started >= spec.timeout):
+            timed_out = True  # `timeout` reports the deadline as 124 (137 after -k)
+        return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=err.text(),
+                             timed_out=timed_out, duration_s=time.monotonic() - started,
+                             dropped_bytes=out.dropped + err.dropped)
+
+
+def _pump_frames(frames, out: CappedBuffer, err: CappedBuffer) -> None:
+    try:
+        for stdout, stderr in frames:
+            if stdout:
+                out.write(stdout)
+            if stderr:
+                err.write(stderr)
+    except Exception as exc:  # the container vanished: keep what we have, say so
+        err.write(f"\n[sprintflow: output stream ended early: {exc}]\n".encode())
+
+
+def _container_user(workspace: Path) -> str:
+    """Run as the workspace's owner, so files the command writes stay theirs.
+
+    A root-owned workspace runs as uid 0, but with every capability dropped and
+    no-new-privileges: without CAP_DAC_OVERRIDE it can write only what root
+    already owns in the mounted workspace, and nothing else on the host is mounted.
+    """
+    stat = workspace.stat()
+    return f"{stat.st_uid}:{stat.st_gid}"
+
+
+def docker_host_limit_name(docker_host: str | None = None) -> str:
+    """The global concurrency limit that caps containers on one Docker host.
+
+    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
+    many machines that share one remote engine also share its limit.
+
+    Example:
+        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
+        'docker-host-tcp-10-0-0-5-2376'
+    """
+    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
+    if not host or host.startswith("unix://"):
+        return "docker-host-local"
+    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
+
+
+@contextmanager
+def docker_host_slot() -> Iterator[None]:
+    """Hold one slot of this Docker host's global concurrency limit while a container lives.
+
+    Only when a Prefect API is configured: a plain run has no server to count
+    with. A limit nobody created does not block, and is looked up first so that
+    Prefect does not warn about it for every container; ``sprintflow server
+    limits`` creates it.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+    from prefect.settings import get_current_settings
+
+    name = docker_host_limit_name()
+    if get_current_settings().api.url:
+        try:
+            with get_client(sync_client=True) as client:
+                client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            pass
+        else:
+            from prefect.concurrency.sync import concurrency
+
+            with concurrency(name, occupy=1, strict=False):
+                yield
+            return
+    yield
+
+
+def docker_available() -> bool:
+    """True when a Docker engine answers a ping within a few seconds."""
+    try:
+        import docker
+
+        docker.from_env(timeout=5).ping()
+        return True
+    except Exception:  # any failure means "no engine here"
+        return False
+
+
+def sweep_containers() -> int:
+    """Remove leftover sprintflow containers: those past their deadline label.
+
+    A live executor removes its own container as soon as it has read it, always
+    before the deadline (the command's timeout plus a minute), so whatever is
+    past it was left behind by a killed process. Created-but-not-started and
+    just-exited containers of a running evaluation are never touched.
+
+    Returns how many were removed.
+    """
+    import docker
+    from docker.errors import DockerException
+
+    removed = 0
+    try:
+        client = docker.from_env(timeout=10)
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=true"})
+    except DockerException:
+        return 0
+    now = time.time()
+    for container in containers:
+        if float(container.labels.get("sprintflow.deadline", 0)) > now:
+            continue  # still inside its deadline: an executor is using it
+        try:
+            container.remove(force=True)
+            removed += 1
+        except DockerException:
+            pass  # removed meanwhile by its own executor
+    return removed
+
+
+def resolve_executor(kind: str, config: ExecutorConfig | None = None) -> Executor:
+    """The executor for ``--executor``: ``auto`` means Docker when an engine answers, else local.
+
+    Example:
+        >>> resolve_executor("local").kind
+        'local'
+    """
+    config = config or ExecutorConfig()
+    kind = kind or config.kind
+    if kind == "local":
+        return LocalExecutor(config)
+    if kind == "docker":
+        if not docker_available():
+            raise ExecutorUnavailable("--executor docker: no Docker engine answers "
+                                      "(start dockerd, or use --executor local)")
+        return DockerExecutor(config)
+    if kind == "auto":
+        if docker_available():
+            return DockerExecutor(config)
+        logger.warning("WARNING: no Docker engine answers: running strategies on THIS HOST with "
+                       "the LocalExecutor, without container isolation")
+        return LocalExecutor(config)
+    raise InputError(f"unknown executor {kind!r}: use auto, docker or local")
+

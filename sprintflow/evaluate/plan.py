@@ -1,0 +1,94 @@
+"""Plan an evaluation: the contract, the config and the strategies to run, decided before anything runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sprintflow.config import load_project_config
+from sprintflow.errors import WorkspaceError
+from sprintflow.io.hashing import workspace_hash
+from sprintflow.schemas import (
+    ProjectConfig,
+    SprintContract,
+    StrategyConfig,
+    StrategyType,
+    VerificationMethod,
+    load_document,
+)
+
+from .executors import Executor
+from .strategies import StrategyRun, check_strategy_config
+
+__all__ = ["EvaluationPlan", "load_inputs", "plan_evaluation"]
+
+_SEED_ORDER = {t: i for i, t in enumerate(StrategyType)}
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """What one evaluation will do, decided before anything runs."""
+
+    workspace: Path
+    contract: SprintContract
+    project: ProjectConfig
+    strategies: list[StrategyConfig]
+    """In the seed's order; includes strategies only a criterion asks for (not required)."""
+    executor: Executor
+    iteration: int
+    content_hash: str
+
+    def run_for(self, strategy: StrategyConfig) -> StrategyRun:
+        return StrategyRun(self.workspace, strategy, self.project, self.executor, self.contract)
+
+    @property
+    def eval_id(self) -> str:
+        return f"eval-{self.contract.contract_id}-{self.iteration}"
+
+
+def load_inputs(workspace: Path | str, contract_path: Path | str
+                ) -> tuple[SprintContract, ProjectConfig, list[StrategyConfig]]:
+    """Load and check the contract, the config and the strategies to run; runs nothing.
+
+    Raises InputError subclasses, so the CLI can refuse bad input before any flow starts.
+    """
+    workspace = Path(workspace)
+    if not workspace.is_dir():
+        raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
+    contract = load_document(contract_path, SprintContract)
+    project = load_project_config(workspace)
+    strategies = list(project.strategies())
+    configured = {s.type for s in strategies}
+    for criterion in contract.success_criteria:
+        method = criterion.verification_method
+        if method in (VerificationMethod.manual, VerificationMethod.custom):
+            continue
+        wanted = StrategyType(method.value)
+        if wanted not in configured:
+            # A criterion asks for a check the config does not list: run the default,
+            # not required as a strategy (the criterion carries its own requiredness).
+            strategies.append(StrategyConfig(type=wanted, required=False))
+            configured.add(wanted)
+    strategies.sort(key=lambda s: _SEED_ORDER[s.type])
+    for strategy in strategies:
+        check_strategy_config(strategy, project)
+    return contract, project, strategies
+
+
+def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor,
+                    iteration: int | None = None) -> EvaluationPlan:
+    """Everything one evaluation needs, decided before anything runs.
+
+    Example:
+        >>> plan = plan_evaluation("examples/python-api", "contract.json", LocalExecutor())
+        >>> [s.type.value for s in plan.strategies][:2]
+        ['build', 'typecheck']
+    """
+    contract, project, strategies = load_inputs(workspace, contract_path)
+    return EvaluationPlan(
+        workspace=Path(workspace).resolve(), contract=contract, project=project, strategies=strategies,
+        executor=executor, iteration=iteration or len(contract.iteration_history) + 1,
+        content_hash=workspace_hash(workspace),
+    )
+
+

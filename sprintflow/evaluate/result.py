@@ -1,0 +1,70 @@
+"""The EvalResult: assembled around the raw results, written atomically, read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sprintflow.io.files import atomic_write_text
+from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, utc_now
+
+from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
+from .plan import EvaluationPlan
+from .strategies import resolve_command
+
+__all__ = ["assemble_eval_result", "load_eval", "load_previous_eval", "write_eval_result"]
+
+
+def load_previous_eval(plan: EvaluationPlan) -> EvalResult | None:
+    """The latest earlier EvalResult of this contract, for regression detection."""
+    folder = WorkspaceLayout(plan.workspace).evals_dir
+    prefix = f"eval-{plan.contract.contract_id}-"
+    earlier: list[tuple[int, Path]] = []
+    for path in folder.glob(f"{prefix}*.json"):
+        suffix = path.stem[len(prefix):]
+        if suffix.isdigit() and int(suffix) < plan.iteration:
+            earlier.append((int(suffix), path))
+    for _, path in sorted(earlier, reverse=True):
+        try:
+            return EvalResult.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, ValueError):
+            continue  # a damaged older result cannot tell us about regressions
+    return None
+
+
+def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
+                         criteria: list[CriterionResult], previous: EvalResult | None,
+                         blocking_issues: list[str] = (), notes: list[str] = ()) -> EvalResult:
+    """Score, regressions, feedback and summary around the raw results.
+
+    ``blocking_issues`` (found outside the strategies) fail the result as critical items.
+    """
+    regressions = find_regressions(previous, strategies, criteria)
+    commands = {s.name: resolve_command(s, plan.project) or "" for s in plan.strategies}
+    feedback = generator_feedback(strategies, criteria, regressions, commands)
+    feedback = [*process_items(blocking_issues, notes), *feedback]
+    result = "fail" if blocking_issues else overall_result(strategies, criteria)
+    score_ = score(criteria)
+    contract = plan.contract
+    return EvalResult(
+        eval_id=plan.eval_id, contract_id=contract.contract_id, spec_id=contract.spec_id,
+        timestamp=utc_now(), iteration=plan.iteration, overall_result=result, score=score_,
+        strategy_results=strategies, criteria_results=criteria, regressions=regressions,
+        generator_feedback=feedback,
+        summary=summarize(contract.title, contract.sprint_number, result, score_, feedback),
+    )
+
+
+def write_eval_result(workspace: Path, result: EvalResult) -> Path:
+    """Atomically write ``.sprintflow/evals/<evalId>.json``."""
+    path = WorkspaceLayout(workspace).eval_file(result.eval_id)
+    atomic_write_text(path, result.to_json())
+    return path
+
+
+def load_eval(workspace: Path, contract_id: str, iteration: int) -> EvalResult | None:
+    """The EvalResult of one iteration of a contract, if it was written."""
+    path = WorkspaceLayout(workspace).eval_file(f"eval-{contract_id}-{iteration}")
+    return EvalResult.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None

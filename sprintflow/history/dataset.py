@@ -1,0 +1,254 @@
+"""The history dataset: tables of tidy rows in Parquet files that concurrent writers never share.
+
+Layout of a history folder (:attr:`~sprintflow.io.layout.WorkspaceLayout.history_dir`:
+``.sprintflow/history/`` of the workspace, or ``SPRINTFLOW_HISTORY`` so many
+workspaces and deployments can share one)::
+
+    <history>/evals/part-<utc stamp>-<uuid>.parquet   one small file per evaluation
+    <history>/evals/part-…-compacted.parquet          many small files merged into one
+    <history>/scores.ndjson                           the scorer's rows (its own file)
+
+Each :func:`append_rows` call writes a new file atomically under a unique
+name, so concurrent evaluations never collide. When more than
+:data:`COMPACT_AFTER` files pile up, the writer that notices merges them into
+one (under a non-blocking lock: one compactor at a time, nobody waits). The
+merged file names its sources in its Parquet metadata, so a reader that sees
+both ignores the sources; a source that vanishes while being read makes the
+reader list the folder again.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sprintflow.errors import InputError, WorkspaceError
+from sprintflow.io.files import atomic_write, file_lock, fsync_dir
+
+__all__ = [
+    "COMPACT_AFTER",
+    "EVALS",
+    "EVAL_SCHEMA",
+    "append_rows",
+    "as_table",
+    "compact",
+    "parse_since",
+    "read_table",
+    "write_parquet",
+]
+
+EVALS = "evals"
+"""The table every evaluation appends to."""
+
+COMPACT_AFTER = 64
+"""A table with more small files than this is merged into one by the next writer."""
+
+_UTC_MS = pa.timestamp("ms", tz="UTC")
+
+EVAL_SCHEMA = pa.schema([
+    ("kind", pa.string()),          # evaluation | strategy | criterion
+    ("workspace", pa.string()),     # absolute path of the workspace evaluated
+    ("run_id", pa.string()),        # the Prefect flow run (or other run) that evaluated
+    ("eval_id", pa.string()),
+    ("spec_id", pa.string()),
+    ("contract_id", pa.string()),
+    ("iteration", pa.int32()),
+    ("name", pa.string()),          # strategy name or criterion id; null on evaluation rows
+    ("method", pa.string()),        # criterion verification method, when the contract is known
+    ("required", pa.bool_()),
+    ("result", pa.string()),        # pass | fail | skipped
+    ("error_count", pa.int32()),
+    ("cached", pa.bool_()),
+    ("duration_ms", pa.int64()),
+    ("regressions", pa.int32()),    # evaluation rows: regressions found against the previous one
+    ("timestamp", _UTC_MS),         # the EvalResult's timestamp
+    ("recorded_at", _UTC_MS),
+    ("workspace_hash", pa.string()),
+    ("git_sha", pa.string()),
+    ("executor", pa.string()),
+    ("image", pa.string()),
+    ("engine", pa.string()),
+    ("tokens", pa.int64()),         # evaluation rows, when the engines reported them
+    ("cost_usd", pa.float64()),
+])
+"""Columns of the ``evals`` table (documented in the README's "History and reports")."""
+
+_SCHEMAS = {EVALS: EVAL_SCHEMA}
+_COMPACTED_FROM = b"sprintflow.compacted_from"
+
+def _new_part_name(suffix: str = "") -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"part-{stamp}-{uuid.uuid4().hex[:12]}{suffix}.parquet"
+
+
+def write_parquet(table: pa.Table, path: Path | str) -> None:
+    """Write ``table`` to ``path`` atomically (zstd-compressed Parquet).
+
+    Example:
+        >>> write_parquet(pa.table({"a": [1]}), "out/a.parquet")
+    """
+    atomic_write(path, lambda handle: pq.write_table(table, handle, compression="zstd"))
+
+
+def as_table(table_name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> pa.Table:
+    schema = _SCHEMAS.get(table_name)
+    if isinstance(rows, pd.DataFrame):
+        if schema is None:
+            return pa.Table.from_pandas(rows, preserve_index=False)
+        columns = {name: rows[name] if name in rows else pd.Series([None] * len(rows), dtype=object)
+                   for name in schema.names}
+        return pa.Table.from_pandas(pd.DataFrame(columns), schema=schema, preserve_index=False)
+    if schema is None:
+        return pa.Table.from_pylist(rows)
+    return pa.Table.from_pylist([{name: row.get(name) for name in schema.names} for row in rows],
+                                schema=schema)
+
+
+def append_rows(directory: Path | str, table_name: str, rows: list[dict[str, Any]] | pd.DataFrame,
+                *, compact_after: int = COMPACT_AFTER) -> Path | None:
+    """Write ``rows`` (dicts or a DataFrame) as a new Parquet file of ``<directory>/<table_name>/``.
+
+    Compacts the table when more than ``compact_after`` files pile up.
+
+    The ``evals`` table has a fixed schema (:data:`EVAL_SCHEMA`); other tables
+    take the types of their rows. Returns the new file, or None for no rows.
+
+    Example:
+        >>> append_rows(WorkspaceLayout(Path(".")).history_dir, EVALS, eval_rows(result, ...)).name
+        'part-20260513T103100123456Z-1f2e3d4c5b6a.parquet'
+    """
+    if len(rows) == 0:
+        return None
+    folder = Path(directory) / table_name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / _new_part_name()
+    write_parquet(as_table(table_name, rows), path)
+    if len(_parts(folder)) > compact_after:
+        compact(directory, table_name, min_files=compact_after + 1)
+    return path
+
+
+def _parts(folder: Path) -> list[Path]:
+    # Temp files start with a dot, so a half-written file is never listed.
+    return sorted(folder.glob("part-*.parquet"))
+
+
+def compact(directory: Path | str, table_name: str, *, min_files: int = 2) -> Path | None:
+    """Merge the table's files into one when there are at least ``min_files``; None when nothing was done.
+
+    One compactor at a time (a non-blocking lock: a busy compactor means there
+    is no need for a second one). The merged file is written atomically and
+    names its sources in its metadata before they are removed, so a reader in
+    between never counts a row twice.
+
+    Example:
+        >>> compact(WorkspaceLayout(Path(".")).history_dir, EVALS).name
+        'part-20260513T103100123456Z-1f2e3d4c5b6a-compacted.parquet'
+    """
+    folder = Path(directory) / table_name
+    if not folder.is_dir():
+        return None
+    with file_lock(folder / ".compact.lock", wait=False) as locked:
+        sources = _parts(folder)
+        if not locked or len(sources) < min_files:
+            return None
+        merged = _concat([pq.read_table(path) for path in sources])
+        metadata = dict(merged.schema.metadata or {})
+        metadata[_COMPACTED_FROM] = json.dumps([p.name for p in sources]).encode()
+        target = folder / _new_part_name("-compacted")
+        write_parquet(merged.replace_schema_metadata(metadata), target)
+        for path in sources:
+            path.unlink(missing_ok=True)
+        fsync_dir(folder)
+        return target
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    # Files written by older versions may lack newer columns: promote, never fail.
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
+                     dictionary: list[str] | None = None) -> list[pa.Table]:
+    """Every file's rows once, even while a compaction merges and removes files."""
+    for _ in range(attempts):
+        tables: dict[str, pa.Table] = {}
+        superseded: set[str] = set()
+        try:
+            for path in _parts(folder):
+                table = pq.read_table(path, columns=columns, read_dictionary=dictionary)
+                sources = pq.read_schema(path).metadata or {}
+                superseded.update(json.loads(sources.get(_COMPACTED_FROM, b"[]")))
+                tables[path.name] = table
+        except FileNotFoundError:
+            continue  # compacted away under us: its rows are in a newer file; list again
+        return [table for name, table in tables.items() if name not in superseded]
+    raise WorkspaceError(f"{folder}: files kept vanishing while being read (compaction loop?)")
+
+
+def read_table(directory: Path | str, table_name: str, since: datetime | str | None = None,
+               *, columns: list[str] | None = None, time_column: str = "timestamp") -> pd.DataFrame:
+    """All rows of a table as a DataFrame; with ``since``, only rows whose ``time_column`` is at or after it.
+
+    Text columns of a table with a known schema come back as categoricals with
+    sorted categories: a million rows repeat few distinct values, and filtering
+    or grouping integer codes is much cheaper than copying strings. An empty or
+    missing table gives an empty frame with the table's columns.
+
+    Example:
+        >>> read_table(WorkspaceLayout(Path(".")).history_dir, EVALS, since="2026-05-01").result.value_counts()
+    """
+    folder = Path(directory) / table_name
+    schema = _SCHEMAS.get(table_name)
+    text = [f.name for f in schema if f.type == pa.string() and (columns is None or f.name in columns)] \
+        if schema is not None else None
+    tables = _read_consistent(folder, columns, dictionary=text) if folder.is_dir() else []
+    if not tables:
+        empty = schema.empty_table() if schema is not None else pa.table({})
+        return empty.select(columns).to_pandas() if columns else empty.to_pandas()
+    table = _concat(tables)
+    if since is not None and time_column in table.column_names:
+        bound = pa.scalar(parse_since(since), type=table.schema.field(time_column).type)
+        table = table.filter(pc.greater_equal(table[time_column], bound))
+    return _sorted_categories(table.to_pandas())
+
+
+def _sorted_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    # Parquet dictionaries keep first-seen order; sorting and grouping should follow the text.
+    for column in frame.columns[frame.dtypes == "category"]:
+        values = frame[column].cat
+        order = values.categories.argsort()
+        rank = np.full(len(order) + 1, -1, dtype=np.int32)  # the last slot maps code -1 (null) to itself
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        # Recode by rank: no string hashing, unlike reorder_categories.
+        frame[column] = pd.Categorical.from_codes(rank[values.codes.to_numpy()],
+                                                  categories=values.categories[order])
+    return frame
+
+
+def parse_since(since: datetime | str) -> datetime:
+    """A ``--since`` bound as an aware UTC datetime: a date, or a date and time (UTC unless it says).
+
+    Raises:
+        InputError: the text is not a date.
+
+    Example:
+        >>> parse_since("2026-05-01")
+        datetime.datetime(2026, 5, 1, 0, 0, tzinfo=datetime.timezone.utc)
+    """
+    try:
+        stamp = pd.Timestamp(since)
+    except ValueError:
+        stamp = pd.NaT
+    if stamp is pd.NaT:
+        raise InputError(f"--since {since!r}: expected a date like 2026-05-01 or 2026-05-01T12:00Z")
+    return (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()

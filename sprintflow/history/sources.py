@@ -1,0 +1,185 @@
+"""Everything the reports read, as DataFrames: the Parquet rows and the workspace's other logs.
+
+Bug events (``bugs.ndjson``), score rows and test runs (``runs/<runId>/result.json``)
+are read from the workspace at report time, never copied; so are EvalResult
+files that no history row records yet (written before the history existed).
+Torn lines and unreadable files are skipped and listed in ``History.problems``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from sprintflow.errors import WorkspaceError
+from sprintflow.io.files import read_ndjson
+from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.schemas import EvalResult
+
+from .dataset import EVALS, as_table, parse_since, read_table
+from .records import criterion_methods, eval_rows
+
+__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "TESTRUN_COLUMNS", "History", "bug_rows", "eval_file_rows",
+           "load_history", "score_rows", "testrun_rows"]
+
+BUG_COLUMNS = ["bug_id", "event", "status", "from_status", "unit", "test_name", "severity",
+               "reopen_count", "created_at", "updated_at"]
+SCORE_COLUMNS = ["recorded_at", "skill", "prompt_file", "prompt_sha256", "cases_sha256", "score",
+                 "passed", "failed", "total", "engine", "git_sha", "duration_s", "input_tokens",
+                 "output_tokens", "cost_usd"]
+TESTRUN_COLUMNS = ["run_id", "recorded_at", "total", "passed", "failed", "skipped", "crashed",
+                    "duration_ms", "acceptance_coverage", "contract_coverage", "next_action"]
+
+
+def _frame(records: Iterable[dict[str, Any]], columns: list[str], times: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(list(records), columns=columns)
+    for column in times:
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    return frame
+
+
+def _ndjson_records(path: Path, problems: list[str]) -> Iterable[dict[str, Any]]:
+    for line in read_ndjson(path):
+        if line.error:
+            problems.append(line.error)
+        else:
+            yield line.record  # type: ignore[misc]
+
+
+def bug_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
+    """One row per line of ``.sprintflow/bugs.ndjson`` (open, transition, reopen events).
+
+    Torn or invalid lines are skipped and described in ``problems``.
+
+    Example:
+        >>> bug_rows(".").groupby("event").size()
+    """
+    problems = [] if problems is None else problems
+    records = ({**r, "bug_id": r.get("id")} for r in
+               _ndjson_records(WorkspaceLayout(Path(workspace)).bugs_file, problems))
+    return _frame(records, BUG_COLUMNS, ["created_at", "updated_at"])
+
+
+def score_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
+    """One row per scoring run, from the scorer's ``.sprintflow/history/scores.ndjson``.
+
+    Example:
+        >>> score_rows(".")[["skill", "score"]].tail(1)
+    """
+    problems = [] if problems is None else problems
+    # The scorer writes camelCase (ScoreHistoryRow); the history speaks snake_case.
+    renames = {"recordedAt": "recorded_at", "promptFile": "prompt_file",
+               "promptSha256": "prompt_sha256", "casesSha256": "cases_sha256", "gitSha": "git_sha",
+               "durationS": "duration_s", "inputTokens": "input_tokens",
+               "outputTokens": "output_tokens", "costUsd": "cost_usd"}
+    path = WorkspaceLayout(Path(workspace)).scores_file
+    records = ({renames.get(k, k): v for k, v in r.items()} for r in _ndjson_records(path, problems)
+               if r.get("kind", "score") == "score")
+    return _frame(records, SCORE_COLUMNS, ["recorded_at"])
+
+
+def testrun_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
+    """One row per test run in ``.sprintflow/runs/<runId>/result.json`` (recorded_at = file time).
+
+    Example:
+        >>> testrun_rows(".")[["run_id", "failed", "crashed"]]
+    """
+    problems = [] if problems is None else problems
+    records = []
+    for path in sorted(WorkspaceLayout(Path(workspace)).runs_dir.glob("*/result.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            summary = doc.get("summary") or {}
+            records.append({**{k: doc.get(k) for k in TESTRUN_COLUMNS}, **summary,
+                            "recorded_at": datetime.fromtimestamp(path.stat().st_mtime, UTC)})
+        except (OSError, ValueError, AttributeError) as exc:
+            problems.append(f"{path}: unreadable test run: {exc}")
+    frame = pd.DataFrame.from_records(records, columns=TESTRUN_COLUMNS)
+    frame["recorded_at"] = pd.to_datetime(frame["recorded_at"], utc=True)
+    return frame
+
+
+def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
+                   problems: list[str] | None = None) -> pd.DataFrame:
+    """Rows for ``.sprintflow/evals/*.json`` files whose eval id is not in ``known_ids``.
+
+    Evaluations written before the history existed (or by another tool) still
+    count; what the file does not say (hash, executor) stays empty.
+
+    Example:
+        >>> eval_file_rows(".", known_ids=set(history.evals.eval_id)).eval_id.nunique()
+    """
+    problems = [] if problems is None else problems
+    workspace = Path(workspace).resolve()
+    known = set(known_ids)
+    rows: list[dict[str, Any]] = []
+    for path in sorted(WorkspaceLayout(workspace).evals_dir.glob("*.json")):
+        if path.stem in known:
+            continue
+        try:
+            result = EvalResult.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            problems.append(f"{path}: not an EvalResult: {str(exc).splitlines()[0]}")
+            continue
+        rows += eval_rows(result, workspace_hash=None, git_sha=None, executor=None, image=None,
+                          run_id=None, workspace=str(workspace),
+                          methods=criterion_methods(workspace, result.contract_id))
+    return as_table(EVALS, rows).to_pandas()
+
+
+@dataclass
+class History:
+    """Everything the reports read, as DataFrames."""
+
+    evals: pd.DataFrame
+    """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files."""
+    bugs: pd.DataFrame = field(default_factory=lambda: _frame([], BUG_COLUMNS, ["created_at", "updated_at"]))
+    scores: pd.DataFrame = field(default_factory=lambda: _frame([], SCORE_COLUMNS, ["recorded_at"]))
+    testruns: pd.DataFrame = field(default_factory=lambda: _frame([], TESTRUN_COLUMNS, ["recorded_at"]))
+    problems: list[str] = field(default_factory=list)
+    """Lines or files that could not be read (skipped, never fatal)."""
+
+
+def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd.DataFrame:
+    return frame if since is None or frame.empty else frame[frame[column] >= pd.Timestamp(parse_since(since))]
+
+
+def load_history(workspace: Path | str, since: datetime | str | None = None,
+                 directory: Path | str | None = None, columns: list[str] | None = None) -> History:
+    """The workspace's history: Parquet rows, unrecorded eval files, bugs, scores and test runs.
+
+    Args:
+        workspace: the workspace whose logs are read (bugs, scores, runs, eval files).
+        since: keep only what happened at or after this date or time (UTC unless given).
+        directory: the history folder (default: the workspace's history folder).
+        columns: the ``evals`` columns to load (default all); fewer columns, less memory.
+
+    Example:
+        >>> history = load_history(".", since="2026-05-01")
+        >>> len(history.evals), len(history.bugs), history.problems
+    """
+    workspace = Path(workspace)
+    if not workspace.is_dir():
+        raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
+    directory = Path(directory) if directory is not None else WorkspaceLayout(workspace).history_dir
+    problems: list[str] = []
+    wanted = None if columns is None else list(dict.fromkeys(["eval_id", "timestamp", *columns]))
+    evals = read_table(directory, EVALS, since=since, columns=wanted)
+    files = eval_file_rows(workspace, known_ids=evals["eval_id"].unique(), problems=problems)
+    if not files.empty:
+        files = _after(files, "timestamp", since)
+        evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
+    return History(
+        evals=evals,
+        bugs=_after(bug_rows(workspace, problems), "updated_at", since),
+        scores=_after(score_rows(workspace, problems), "recorded_at", since),
+        testruns=_after(testrun_rows(workspace, problems), "recorded_at", since),
+        problems=problems,
+    )

@@ -1,0 +1,165 @@
+"""Files that never tear: atomic writes, locked one-line appends, file locks.
+
+Every file sprintflow writes goes through :func:`atomic_write` (temp file in the
+same folder, fsync, rename, fsync of the folder), so a crash leaves either the
+old or the new file, never half. Every ndjson append is one ``write`` of one
+whole line under an exclusive lock; :func:`read_ndjson` skips and reports a torn
+last line instead of failing. :func:`file_lock` is the one advisory lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, NamedTuple
+
+__all__ = ["NdjsonLine", "append_ndjson", "atomic_write", "atomic_write_text", "file_lock", "fsync_dir",
+           "read_ndjson"]
+
+
+def atomic_write(path: Path | str, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write(handle)`` on a temp file beside ``path``, fsync it, rename it to ``path``.
+
+    Temp files start with a dot, so a folder listing never shows a half-written file.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "a.bin"
+        >>> atomic_write(target, lambda handle: handle.write(b"x"))
+        >>> target.read_bytes()
+        b'x'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) atomically.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "evals" / "eval-x-1.json"
+        >>> atomic_write_text(target, "{}")
+        >>> target.read_text()
+        '{}'
+    """
+    data = text.encode("utf-8")
+    atomic_write(path, lambda handle: handle.write(data))
+
+
+def fsync_dir(folder: Path | str) -> None:
+    """Make a rename or unlink in ``folder`` durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def file_lock(path: Path | str, *, wait: bool = True) -> Iterator[bool]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing) for the ``with`` block.
+
+    With ``wait=False`` the value is False when another holder has it, and
+    nothing is held: the caller decides what to do instead of waiting.
+
+    Example:
+        >>> import tempfile
+        >>> lock = Path(tempfile.mkdtemp()) / ".lock"
+        >>> with file_lock(lock) as held, file_lock(lock, wait=False) as second:
+        ...     held, second
+        (True, False)
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+        else:
+            yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def append_ndjson(path: Path | str, record: dict[str, Any]) -> None:
+    """Append one JSON record as one line, in one ``write``, under an exclusive lock.
+
+    The lock also covers the repair of a torn last line left by a crashed
+    writer: a newline is written first so the new record starts on its own line.
+
+    Example:
+        >>> import tempfile
+        >>> log = Path(tempfile.mkdtemp()) / "events.ndjson"
+        >>> append_ndjson(log, {"a": 1}); append_ndjson(log, {"a": 2})
+        >>> [line.record for line in read_ndjson(log)]
+        [{'a': 1}, {'a': 2}]
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # keep the torn line as it is; start ours on a fresh line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+class NdjsonLine(NamedTuple):
+    number: int
+    record: dict[str, Any] | None
+    error: str | None
+
+
+def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
+    """Yield every line of an ndjson file, parsed; a bad line comes with its error, never raises.
+
+    Streams the file, so a large history costs constant memory.
+
+    Example:
+        >>> import tempfile
+        >>> log = Path(tempfile.mkdtemp()) / "torn.ndjson"
+        >>> _ = log.write_text('{"a": 1}\\n{"a": ')
+        >>> [(line.number, line.error is None) for line in read_ndjson(log)]
+        [(1, True), (2, False)]
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                torn = "torn line (a writer crashed mid-write)" if not raw.endswith(b"\n") else "invalid JSON"
+                yield NdjsonLine(number, None, f"{path}:{number}: {torn}: {exc}")
+                continue
+            if not isinstance(record, dict):
+                yield NdjsonLine(number, None, f"{path}:{number}: not a JSON object")
+                continue
+            yield NdjsonLine(number, record, None)

@@ -1,0 +1,103 @@
+"""``sprintflow report``: files, summary, --since, shared history, errors (plain path, no Prefect)."""
+
+import re
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from synthetic_history import demo_workspace
+
+from sprintflow.cli import cli
+
+TABLES = {"pass-rate-by-week", "first-pass-yield", "first-pass-yield-by-week", "pass-rate-by-strategy",
+          "strategy-pass-rate-by-week", "time-to-green", "criteria-coverage-summary", "criteria-coverage",
+          "flaky-strategies", "regressions-by-week", "bug-summary", "bug-activity", "time-to-fix",
+          "score-by-prompt", "score-trends", "cost-per-sprint", "testrun-trends"}
+
+
+@pytest.fixture(autouse=True)
+def plain_path(monkeypatch):
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    return demo_workspace(tmp_path_factory.mktemp("demo"), evaluations=300)
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["report", *map(str, args)], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def full(workspace, tmp_path_factory):
+    out = tmp_path_factory.mktemp("full")
+    return run(workspace, "--out", out), out
+
+
+def test_writes_an_offline_html_report_exports_and_a_summary(full):
+    result, out = full
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("sprintflow report: ")
+    assert re.search(r"evaluation pass rate \d+\.\d% \[", result.output)
+    assert "flakiest strategy: playwright" in result.output and f"report: {out}/report.html" in result.output
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 10
+    # Nothing to fetch: no scripts, stylesheets, images or fonts by address (SVG namespaces are
+    # names, and url(#id) points inside the page).
+    assert not re.search(r"<script|<link|<img|<iframe|@import|url\((?!#)", html)
+    assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    assert {p.stem for p in (out / "csv").glob("*.csv")} == TABLES
+    assert {p.stem for p in (out / "parquet").glob("*.parquet")} == TABLES
+    coverage_csv = pd.read_csv(out / "csv" / "criteria-coverage.csv")
+    coverage_parquet = pd.read_parquet(out / "parquet" / "criteria-coverage.parquet")
+    assert len(coverage_csv) == len(coverage_parquet) > 100
+    assert (out / "summary.txt").read_text() == result.output.rsplit("report: ", 1)[0]
+
+
+def evaluations(summary: str) -> int:
+    return int(re.search(r"report: ([\d,]+) evaluations", summary).group(1).replace(",", ""))
+
+
+def test_since_keeps_the_recent_part(workspace, full, tmp_path):
+    recent = run(workspace, "--out", tmp_path, "--since", "2026-05-01").output
+    assert 0 < evaluations(recent) < evaluations(full[0].output)
+    assert "since 2026-05-01" in recent
+    weeks = pd.read_csv(tmp_path / "csv" / "pass-rate-by-week.csv")
+    assert weeks.week.min() >= "2026-04-27"
+
+
+def test_default_out_is_inside_the_workspace(workspace):
+    assert run(workspace, "--since", "2030-01-01").exit_code == 0  # nothing that recent: quick
+    assert (workspace / ".sprintflow" / "report" / "report.html").is_file()
+
+
+def test_a_shared_history_folder_is_read_from_the_setting(workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPRINTFLOW_HISTORY", str(workspace / ".sprintflow" / "history"))
+    empty = tmp_path / "another-workspace"
+    empty.mkdir()
+    result = run(empty, "--out", tmp_path / "out", "--since", "2026-06-22")
+    assert result.exit_code == 0 and evaluations(result.output) > 0
+
+
+def test_an_empty_workspace_still_gets_a_report(tmp_path):
+    result = run(tmp_path, "--out", tmp_path / "out")
+    assert result.exit_code == 0
+    assert "no evaluations recorded yet" in result.output
+    assert "No data." in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--since", "last tuesday"], "--since 'last tuesday': expected a date"),
+    (["--since", "2026-05-01", "--flow"], "does not exist"),
+    ([], "does not exist"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "missing"), *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_help_explains_when_the_flow_runs():
+    text = " ".join(run("--help").output.split())
+    assert "--flow" in text and "PREFECT_API_URL" in text and "~10 s" in text and "report-<table>" in text

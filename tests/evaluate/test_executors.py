@@ -1,0 +1,86 @@
+"""Both executors for real: isolation, limits, deadlines, output caps, leftovers."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import docker
+import pytest
+
+from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor, sweep_containers
+from sprintflow.schemas import ExecutorConfig
+
+
+def _managed_containers(run_id: str | None = None) -> int:
+    """Our containers; with ``run_id`` only that executor's (other test runs may share the engine)."""
+    label = f"sprintflow.run={run_id}" if run_id else "sprintflow.managed=true"
+    return len(docker.from_env().containers.list(all=True, filters={"label": label}))
+
+
+@pytest.fixture
+def docker_executor(docker_ready):
+    return DockerExecutor(ExecutorConfig(output_limit=20_000))
+
+
+@pytest.fixture(params=["local", "docker"])
+def executor(request):
+    if request.param == "docker":
+        request.getfixturevalue("docker_ready")
+        return DockerExecutor(ExecutorConfig(output_limit=20_000))
+    return LocalExecutor(ExecutorConfig(output_limit=20_000))
+
+
+def test_runs_in_the_workspace_with_shell_semantics(executor, tmp_path):
+    (tmp_path / "marker.txt").write_text("here")
+    result = executor.run(tmp_path, CommandSpec("cat marker.txt && echo out > made.txt && exit 4", timeout=30))
+    assert result.exit_code == 4 and result.stdout == "here"
+    assert (tmp_path / "made.txt").read_text() == "out\n"
+
+
+def test_deadline_kills_everything(executor, tmp_path):
+    started = time.monotonic()
+    result = executor.run(tmp_path, CommandSpec("sleep 300 & sleep 300", timeout=2))
+    assert result.timed_out and time.monotonic() - started < 30
+    if executor.kind == "docker":
+        assert _managed_containers(executor.run_id) == 0
+
+
+def test_output_is_capped(executor, tmp_path):
+    result = executor.run(tmp_path, CommandSpec("head -c 50000000 /dev/zero | tr '\\0' y; echo END", timeout=60))
+    assert result.exit_code == 0 and result.dropped_bytes > 49_000_000
+    assert result.stdout.endswith("END\n") and len(result.stdout) < 21_000
+
+
+def test_secrets_do_not_reach_commands(executor, tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "s3cret")
+    result = executor.run(tmp_path, CommandSpec("env", timeout=30))
+    assert "s3cret" not in result.stdout
+
+
+def test_container_is_isolated_and_limited(docker_executor, tmp_path):
+    os.chown(tmp_path, 1000, 1000)
+    script = ("id -u; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; "
+              "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)\" "
+              "2>&1 | tail -1")
+    result = docker_executor.run(tmp_path, CommandSpec(script, timeout=30))
+    uid, pids, network = result.stdout.strip().splitlines()
+    assert uid == "1000"
+    assert pids == "1024"
+    assert "unreachable" in network.lower() or "error" in network.lower()
+
+
+def test_leftover_containers_are_swept(docker_ready):
+    client = docker.from_env()
+    leftover = client.containers.create("sprintflow-sandbox:latest", command=["true"],
+                                        labels={"sprintflow.managed": "true", "sprintflow.deadline": "0",
+                                                "sprintflow.run": "leftover-test"})
+    in_use = client.containers.create("sprintflow-sandbox:latest", command=["true"],
+                                      labels={"sprintflow.managed": "true", "sprintflow.run": "in-use-test",
+                                              "sprintflow.deadline": str(int(time.time()) + 600)})
+    assert sweep_containers() >= 1
+    assert _managed_containers("leftover-test") == 0
+    assert _managed_containers("in-use-test") == 1  # created, not yet started: another run's
+    in_use.remove(force=True)
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(leftover.id)
