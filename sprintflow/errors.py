@@ -1,20 +1,22 @@
-"""The one exception hierarchy of sprintflow.
+"""The one exception hierarchy of sprintflow, with the exit code the CLI gives each.
 
 ::
 
-    SprintflowError                 every error we raise on purpose (CLI exit 2)
-    ├── InputError                  something the user gave us is wrong
-    │   ├── DocumentError           a JSON document failed its schema or rules
-    │   ├── ConfigError             sprintflow.toml / bober.config.json is wrong
-    │   ├── WorkspaceError          the workspace is missing or unreadable
-    │   └── ReportError             a tool report could not be parsed
-    ├── TransitionError             an illegal contract status change
-    ├── InfrastructureError         the machinery failed, not the code under test;
-    │   └── ExecutorUnavailable     the only errors Prefect is allowed to retry
-    └── EngineError                 an engine call failed (kept as a failed step)
+    SprintflowError                       every error we raise on purpose
+    ├── InputError               exit 2   something the user gave us is wrong (the message names it)
+    │   ├── DocumentError                 a JSON document failed its schema or rules (file, JSON path)
+    │   ├── ConfigError                   sprintflow.toml / [tool.sprintflow] / bober.config.json is wrong
+    │   └── WorkspaceError                the workspace is missing or unreadable, or git refused
+    ├── TransitionError          exit 2   an illegal contract or bug status change was asked for
+    ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
+    ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
+    │   └── ExecutorUnavailable           the only errors Prefect is allowed to retry
+    ├── ReportError              exit 3   a tool's report could not be read, so nothing was judged
+    └── TestRunCrashed           exit 3   a test run crashed before it could judge the code
 
-The CLI turns any ``SprintflowError`` into a clear message and exit code 2;
-anything else is a bug in sprintflow and keeps its traceback.
+Exit codes everywhere: 0 pass, 1 the code under test failed (a verdict, never an
+error), 2 the input is wrong, 3 no verdict could be reached. Anything that is not
+a ``SprintflowError`` is a bug in sprintflow and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "ReportError",
     "ConfigError",
     "DocumentError",
     "EngineError",
@@ -30,7 +31,9 @@ __all__ = [
     "InfrastructureError",
     "InputError",
     "Problem",
+    "ReportError",
     "SprintflowError",
+    "TestRunCrashed",
     "TransitionError",
     "WorkspaceError",
 ]
@@ -40,6 +43,7 @@ class SprintflowError(Exception):
     """Base class of every error sprintflow raises on purpose."""
 
     exit_code = 2
+    """What the CLI exits with when this error ends a command."""
 
 
 class InputError(SprintflowError):
@@ -48,13 +52,26 @@ class InputError(SprintflowError):
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a document, located by file and JSON path."""
+    """One thing wrong with a document, located by file and JSON path.
+
+    ``path`` is a JSON path (``""`` is the whole document, shown as ``$``), or
+    None where a JSON path does not apply (a line of a JSON-lines file, a file
+    that cannot be read at all).
+
+    Example:
+        >>> str(Problem("c.json", "successCriteria/0", "a custom criterion needs a customCommand"))
+        'c.json: successCriteria/0: a custom criterion needs a customCommand'
+        >>> str(Problem("cases.jsonl:3", None, "invalid JSON"))
+        'cases.jsonl:3: invalid JSON'
+    """
 
     file: str
-    path: str
+    path: str | None
     message: str
 
     def __str__(self) -> str:
+        if self.path is None:
+            return f"{self.file}: {self.message}"
         return f"{self.file}: {self.path or '$'}: {self.message}"
 
 
@@ -75,7 +92,7 @@ class WorkspaceError(InputError):
 
 
 class TransitionError(SprintflowError):
-    """A contract status change the state machine does not allow."""
+    """A contract or bug status change the state machine does not allow."""
 
 
 class InfrastructureError(SprintflowError):
@@ -84,14 +101,30 @@ class InfrastructureError(SprintflowError):
     Prefect retries these and only these: a real test failure is never retried.
     """
 
+    exit_code = 3
+
 
 class ExecutorUnavailable(InfrastructureError):
     """The requested executor cannot run here (no Docker engine, no image)."""
 
 
 class EngineError(SprintflowError):
-    """An engine command could not be run or gave an unusable answer."""
+    """An engine gave an unusable answer every time it was asked (an engine that cannot even start
+    is an ``InfrastructureError``)."""
 
 
-class ReportError(InputError):
-    """A tool's report (JSON, JUnit XML, compiler output) could not be parsed."""
+class ReportError(SprintflowError):
+    """A tool's report (JSON, JUnit XML, compiler output) could not be parsed.
+
+    Inside an evaluation this fails the strategy with the reason (fail closed);
+    it reaches the CLI only when a command was asked to read one report.
+    """
+
+    exit_code = 3
+
+
+class TestRunCrashed(SprintflowError):
+    """A test run crashed (no report, no test collected, a timeout): the tests, not the code, act next."""
+
+    __test__ = False  # an error, not a pytest test class
+    exit_code = 3

@@ -9,12 +9,14 @@ starts a temporary one, and we say how to avoid that next time.
 from __future__ import annotations
 
 import os
+import tomllib
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["LOCAL_API_URL", "Settings", "ensure_prefect_api", "get_settings"]
+__all__ = ["LOCAL_API_URL", "Settings", "ensure_prefect_api", "get_settings", "prefect_api_configured"]
 
 LOCAL_API_URL = "http://127.0.0.1:4200/api"
 
@@ -44,7 +46,32 @@ def _answers(url: str) -> bool:
         return False
 
 
-def ensure_prefect_api(announce=print) -> str:
+def prefect_api_configured() -> bool:
+    """True when a Prefect server is configured: ``PREFECT_API_URL`` in the environment or active profile.
+
+    Read without importing Prefect, which alone takes about a second. Commands
+    whose plain path needs no server (plan, score, report) run as flows by
+    default only when this is true.
+
+    Example:
+        >>> os.environ["PREFECT_API_URL"] = "http://127.0.0.1:4200/api"; prefect_api_configured()
+        True
+        >>> del os.environ["PREFECT_API_URL"]
+    """
+    if os.environ.get("PREFECT_API_URL"):
+        return True
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
+    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
+    try:
+        data = tomllib.loads(profiles.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
+    profile = (data.get("profiles") or {}).get(active) or {}
+    return bool(profile.get("PREFECT_API_URL"))
+
+
+def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
     """Point Prefect at a running server when there is one; returns a description of the choice.
 
     Must run before Prefect reads its settings (i.e. before flows run).
@@ -53,6 +80,8 @@ def ensure_prefect_api(announce=print) -> str:
     configured = os.environ.get("PREFECT_API_URL")
     if configured:
         return f"Prefect server {configured}"
+    if prefect_api_configured():
+        return "Prefect server of the active profile"
     if _answers(LOCAL_API_URL):
         os.environ["PREFECT_API_URL"] = LOCAL_API_URL
         return f"Prefect server {LOCAL_API_URL}"

@@ -1,23 +1,27 @@
-"""The ``sprintflow`` command line: one module per command under ``sprintflow.cli``.
+"""The ``sprintflow`` command line: one module per command in this package.
 
 Commands are imported lazily so ``sprintflow --help`` and quick commands do not
-pay for importing Prefect. Any ``SprintflowError`` becomes a one-line message
-on stderr and exit code 2; exit 1 always means "the code under test failed".
+pay for importing Prefect. Exit codes come from one place: a verdict ends a
+command with :func:`exit_with_verdict` (0 pass, 1 the code under test failed);
+any ``SprintflowError`` is printed by :func:`print_error` and ends it with the
+error's own ``exit_code`` (2 bad input, 3 no verdict; see :mod:`sprintflow.errors`).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
+from typing import Any, NoReturn
 
 import click
 
 from sprintflow.errors import SprintflowError
 
-__all__ = ["main", "EXIT_OK", "EXIT_FAILED", "EXIT_ERROR"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "exit_with_verdict", "main", "print_error"]
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILED = 0, 1
 
 # command name -> "module:attribute"; a module that is not there is not listed.
 COMMANDS = {
@@ -36,6 +40,22 @@ COMMANDS = {
 }
 
 
+def exit_with_verdict(passed: bool) -> NoReturn:
+    """End the command with the verdict: 0 when the code under test passed, else 1."""
+    raise SystemExit(EXIT_OK if passed else EXIT_FAILED)
+
+
+def print_error(error: SprintflowError | str) -> None:
+    """Print an error on stderr, one line per problem: ``error: …``.
+
+    Under GitHub Actions (``GITHUB_ACTIONS=true``) the lines are ``::error::…``
+    workflow commands instead, so each problem is annotated in the run.
+    """
+    prefix = "::error::" if os.environ.get("GITHUB_ACTIONS") == "true" else "error: "
+    for line in str(error).splitlines() or ["error"]:
+        click.echo(f"{prefix}{line}", err=True)
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [n for n, target in COMMANDS.items()
@@ -45,14 +65,15 @@ class LazyGroup(click.Group):
         if name not in self.list_commands(ctx):
             return None
         module, attribute = COMMANDS[name].split(":")
-        return getattr(importlib.import_module(module), attribute)
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except SprintflowError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(EXIT_ERROR)
+            print_error(exc)
+            ctx.exit(exc.exit_code)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,10 +81,29 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """Planner -> generator -> evaluator sprints for AI coding agents, as Prefect flows.
 
-    Exit codes: 0 pass, 1 the code under test failed, 2 usage, config or input error.
+    \b
+    Exit codes of every command:
+      0  pass
+      1  the code under test failed
+      2  usage, config or input error (the message names the file, line or JSON path)
+      3  no verdict: the environment failed (no Docker engine, an engine that cannot run)
+         or a test run crashed before it could judge anything
     """
 
 
 def main() -> None:
-    # click's own usage errors exit 2 as well, which matches our convention.
-    sys.exit(cli.main(standalone_mode=True))
+    """The console script: usage errors print in the same style as every other error, and exit 2."""
+    try:
+        code = cli.main(standalone_mode=False)
+    except click.UsageError as exc:
+        print_error(exc.format_message())
+        command = exc.ctx.command_path if exc.ctx else "sprintflow"
+        click.echo(f"Try '{command} --help' for help.", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        print_error(exc.format_message())
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

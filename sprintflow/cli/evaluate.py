@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.cli import EXIT_FAILED, EXIT_OK
+from sprintflow.cli import exit_with_verdict
 
 FORMATS = ("text", "json", "github", "junit")
 
@@ -30,19 +30,22 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     The EvalResult is written to WORKSPACE/.sprintflow/evals/<evalId>.json and shown
     on the Prefect flow run as a markdown summary and a table.
 
-    Exit codes: 0 pass, 1 fail, 2 usage, config or input error.
+    Exit codes: 0 pass, 1 fail, 2 usage, config or input error, 3 no verdict (e.g. no Docker engine).
     """
+    from sprintflow.evaluate.executors import resolve_executor
     from sprintflow.evaluate.plan import load_inputs
     from sprintflow.settings import ensure_prefect_api
 
-    load_inputs(workspace, contract)  # bad input is refused before a flow run starts
+    # Bad input and a missing Docker engine are refused before a flow run (and a server) starts.
+    _, project, _ = load_inputs(workspace, contract)
+    resolve_executor(executor, project.executor)
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     from sprintflow.flows.evaluate import evaluate_flow
 
     result = evaluate_flow(str(workspace), str(contract), executor=executor, use_cache=not no_cache,
                            iteration=iteration)
     _print(result, "json" if as_json else fmt)
-    raise SystemExit(EXIT_OK if result.overall_result == "pass" else EXIT_FAILED)
+    exit_with_verdict(result.overall_result == "pass")
 
 
 def _print(result, fmt: str) -> None:

@@ -6,10 +6,11 @@ Imports stay light at module level: the plain path never imports Prefect.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
+
+from sprintflow.settings import prefect_api_configured
 
 __all__ = ["plan"]
 
@@ -52,7 +53,7 @@ def plan(request: str, workspace: Path, engine: str | None, max_attempts: int, t
     """
     from sprintflow.planning.planner import run_planner
 
-    if use_flow if use_flow is not None else bool(os.environ.get("PREFECT_API_URL")):
+    if use_flow if use_flow is not None else prefect_api_configured():
         from sprintflow.settings import ensure_prefect_api
 
         ensure_prefect_api(announce=lambda line: click.echo(line, err=True))

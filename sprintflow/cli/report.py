@@ -6,10 +6,11 @@ runs the same functions as the ``report`` flow; the flow adds Prefect artifacts.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
+
+from sprintflow.settings import prefect_api_configured
 
 __all__ = ["report"]
 
@@ -47,7 +48,7 @@ def report(workspace: Path, out: Path | None, since: str | None, use_flow: bool 
     if since is not None:
         parse_since(since)  # a bad date fails before anything is read
     if use_flow is None:
-        use_flow = bool(os.environ.get("PREFECT_API_URL"))
+        use_flow = prefect_api_configured()
     summary, html = (_run_flow if use_flow else _run_plain)(workspace, out, since, key_prefix)
     click.echo(summary, nl=False)
     click.echo(f"report: {html}")

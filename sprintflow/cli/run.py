@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.cli import EXIT_FAILED, EXIT_OK
+from sprintflow.cli import exit_with_verdict
 
 
 @click.command()
@@ -50,4 +50,4 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
                            executor=executor, max_iterations=max_iterations, retry_rework=retry_rework)
     for contract_id, outcome in outcomes.items():
         click.echo(f"{outcome:<13} {contract_id}")
-    raise SystemExit(EXIT_OK if all(o == "completed" for o in outcomes.values()) else EXIT_FAILED)
+    exit_with_verdict(all(o == "completed" for o in outcomes.values()))

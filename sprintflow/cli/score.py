@@ -8,58 +8,16 @@ from __future__ import annotations
 
 import os
 import time
-import tomllib
 from pathlib import Path
 
 import click
 
-from sprintflow.errors import DocumentError, SprintflowError
+from sprintflow.cli import exit_with_verdict
 
 __all__ = ["score"]
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
-
-class _ScoreCommand(click.Command):
-    """Usage errors are hard errors too, printed as ``::error::`` lines like the rest."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            _fail(exc.format_message())
-            ctx.exit(EXIT_ERROR)
-            raise  # unreachable: ctx.exit raises
-
-
-def _fail(message: str) -> None:
-    for line in str(message).splitlines() or ["error"]:
-        click.echo(f"::error::{line}", err=True)
-
-
-def prefect_api_configured() -> bool:
-    """True when a Prefect server is configured: ``PREFECT_API_URL`` in the environment or active profile.
-
-    Read without importing Prefect, which alone takes about a second.
-
-    Example:
-        >>> os.environ["PREFECT_API_URL"] = "http://127.0.0.1:4200/api"; prefect_api_configured()
-        True
-    """
-    if os.environ.get("PREFECT_API_URL"):
-        return True
-    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
-    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
-    try:
-        data = tomllib.loads(profiles.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-    active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
-    profile = (data.get("profiles") or {}).get(active) or {}
-    return bool(profile.get("PREFECT_API_URL"))
-
-
-@click.command(cls=_ScoreCommand)
+@click.command()
 @click.argument("skill", required=False)
 @click.option("--cases", "cases", type=click.Path(path_type=Path, dir_okay=False),
               help="Cases file (JSON lines). Default: evals/SKILL/cases.jsonl.")
@@ -108,29 +66,25 @@ def score(skill: str | None, cases: Path | None, prompt: Path | None, compare: t
       0  every case passed (or the score reached --min-score); --compare: compared
       1  some case failed
       2  hard error (no skill, cases or prompt, a malformed case line, duplicate
-         ids, no engine), printed as ::error:: lines on stderr
+         ids, no engine), one "error: file:line: field: message" line per problem
+         (::error:: lines under GitHub Actions)
+      3  no verdict: an engine that could not even start
     """
-    try:
-        code = _score(skill, cases, prompt, compare, engine, concurrency, timeout, min_score, json_only,
-                      timings, use_flow, save)
-    except DocumentError as exc:
-        # One line per problem, "file:line: field: message"; a whole-file problem has no field.
-        _fail("\n".join(f"{p.file}: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems))
-        code = EXIT_ERROR
-    except SprintflowError as exc:
-        _fail(str(exc))
-        code = EXIT_ERROR
-    click.get_current_context().exit(code)
+    exit_with_verdict(_score(skill, cases, prompt, compare, engine, concurrency, timeout, min_score, json_only,
+                             timings, use_flow, save))
 
 
 def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: tuple[Path, Path] | None,
            engine: str | None, concurrency: int, timeout: float, min_score: float | None, json_only: bool,
-           timings: bool, use_flow: bool | None, save: bool) -> int:
+           timings: bool, use_flow: bool | None, save: bool) -> bool:
+    """Score (or compare); True when the command passes."""
     from sprintflow.errors import InputError
     from sprintflow.scoring import scorer as scoring
 
     if compare and prompt is not None:
         raise InputError("--compare takes both prompt files; do not combine it with --prompt")
+    from sprintflow.settings import ensure_prefect_api, prefect_api_configured
+
     flow = prefect_api_configured() if use_flow is None else use_flow
     root = Path(".")
     # Validate everything before any engine call or Prefect import, so bad input fails fast.
@@ -139,7 +93,7 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
     if flow:
         if json_only:  # machine output: keep Prefect's per-task INFO lines off stderr too
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-        _use_prefect_server()
+        ensure_prefect_api(announce=lambda message: click.echo(message, err=True))
     clock = time.monotonic()
     if compare:
         run_b = scoring.with_prompt(run, compare[1])
@@ -154,7 +108,7 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
         click.echo(comparison.to_json(timings=timings), nl=False)
         if not json_only:
             _print_comparison(comparison, time.monotonic() - clock)
-        return EXIT_OK
+        return True
     saved: str | None = None
     if flow:
         from sprintflow.flows.score import score_flow
@@ -169,17 +123,7 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
     ok = report.failed == 0 or (min_score is not None and report.score >= min_score)
     if not json_only:
         _print_summary(report, min_score, saved, time.monotonic() - clock)
-    return EXIT_OK if ok else EXIT_FAILED
-
-
-def _use_prefect_server() -> None:
-    """Point Prefect at a configured or locally running server before it reads its settings."""
-    try:
-        from sprintflow.settings import ensure_prefect_api
-    except ImportError:  # pragma: no cover - older layouts without the settings module
-        os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-        return
-    ensure_prefect_api(announce=lambda message: click.echo(message, err=True))
+    return ok
 
 
 def _print_summary(report, min_score: float | None, saved: str | None, seconds: float) -> None:

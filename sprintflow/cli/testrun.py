@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from sprintflow.errors import InputError, ReportError
+from sprintflow.cli import exit_with_verdict
+from sprintflow.errors import InputError, TestRunCrashed
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.validation import load_document
 from sprintflow.testing.testrun import TEST_REPORT_FORMATS, build_test_run, new_run_id
@@ -35,7 +36,7 @@ def parse(report: Path, fmt: str, contract: Path | None, language: str, run_id: 
     """Print REPORT as a TestRun JSON: summary, failures with hints, next_action, coverage.
 
     Exit codes: 0 all tests passed, 1 tests failed (retry_coder), 2 the report
-    is missing or unreadable, or shows a crashed run (retry_tester).
+    file is missing or unreadable, 3 the report shows a crashed run (retry_tester).
     """
     text = _read(report)
     loaded = load_document(contract, SprintContract) if contract else None
@@ -43,9 +44,8 @@ def parse(report: Path, fmt: str, contract: Path | None, language: str, run_id: 
                          language=language, roots=roots)  # type: ignore[arg-type]
     click.echo(run.to_json(), nl=False)
     if run.crashed:
-        raise ReportError(f"{report}: {run.crash_reason}")
-    if not run.ok:
-        raise SystemExit(1)
+        raise TestRunCrashed(f"{report}: {run.crash_reason}")
+    exit_with_verdict(run.ok)
 
 
 def _read(report: Path) -> str:

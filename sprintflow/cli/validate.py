@@ -47,10 +47,8 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     for path, doc_kind, _ in valid:
         if not any(p.file == str(path) for p in cycles):
             click.echo(f"{path}: valid {doc_kind}")
-    for problem in problems:
-        click.echo(str(problem), err=True)
     if problems:
-        raise SystemExit(2)
+        raise DocumentError(problems)
 
 
 def _cycle_problems(contracts: dict[str, dict]) -> list[Problem]:

@@ -150,7 +150,7 @@ def prepare_run(skill: str | None, *, root: Path | str = ".", cases: Path | str 
     prompt_path = _under(root, prompt if prompt is not None else Path("prompts") / f"{skill}.md")
     cases_file, prompt_file = _display(cases_path, root), _display(prompt_path, root)
     if not cases_path.is_file():
-        raise DocumentError([Problem(cases_file, "", f"no cases file for skill {skill!r}")])
+        raise DocumentError([Problem(cases_file, None, f"no cases file for skill {skill!r}")])
     prompt_text = load_prompt(prompt_path, prompt_file)
     comparator = load_comparator(skill, cases_path)
     total, sha = scan_cases(cases_path, comparator, cases_file, skill=skill)
@@ -199,11 +199,11 @@ def load_prompt(path: Path, shown: str | None = None) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DocumentError([Problem(shown, "", "no prompt file")]) from None
+        raise DocumentError([Problem(shown, None, "no prompt file")]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError([Problem(shown, "", f"cannot read the prompt: {exc}")]) from None
+        raise DocumentError([Problem(shown, None, f"cannot read the prompt: {exc}")]) from None
     if not text.strip():
-        raise DocumentError([Problem(shown, "", "the prompt is empty")])
+        raise DocumentError([Problem(shown, None, "the prompt is empty")])
     return text
 
 
@@ -251,11 +251,11 @@ def parse_case_line(raw: bytes, number: int, file: str,
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
         data = json.loads(text)
     except UnicodeDecodeError as exc:
-        raise DocumentError([Problem(where, "", f"not UTF-8: {exc.reason} at byte {exc.start}")]) from None
+        raise DocumentError([Problem(where, None, f"not UTF-8: {exc.reason} at byte {exc.start}")]) from None
     except json.JSONDecodeError as exc:
-        raise DocumentError([Problem(where, "", f"invalid JSON at column {exc.colno}: {exc.msg}")]) from None
+        raise DocumentError([Problem(where, None, f"invalid JSON at column {exc.colno}: {exc.msg}")]) from None
     if not isinstance(data, dict):
-        raise DocumentError([Problem(where, "", "a case must be a JSON object with id, input and expected")])
+        raise DocumentError([Problem(where, None, "a case must be a JSON object with id, input and expected")])
     problems = []
     case_id = data.get("id")
     if "id" not in data:
@@ -324,13 +324,13 @@ def scan_cases(path: Path, comparator: ComparatorConfig | None = None, shown: st
             problems.extend(found[:room])
             extra += max(0, len(found) - room)
     except OSError as exc:
-        raise DocumentError([Problem(shown, "", f"cannot read the cases: {exc}")]) from None
+        raise DocumentError([Problem(shown, None, f"cannot read the cases: {exc}")]) from None
     if extra:
-        problems.append(Problem(shown, "", f"... and {extra} more problems"))
+        problems.append(Problem(shown, None, f"... and {extra} more problems"))
     if problems:
         raise DocumentError(problems)
     if not total:
-        raise DocumentError([Problem(shown, "", "no cases: the file has no case lines")])
+        raise DocumentError([Problem(shown, None, "no cases: the file has no case lines")])
     return total, digest.hexdigest()
 
 
@@ -351,7 +351,7 @@ def iter_cases(path: Path, *, expect_sha256: str | None = None, shown: str | Non
         if raw.strip():
             yield parse_case_line(raw, number, shown)
     if expect_sha256 is not None and digest.hexdigest() != expect_sha256:
-        raise DocumentError([Problem(shown, "", "the cases file changed while it was being scored")])
+        raise DocumentError([Problem(shown, None, "the cases file changed while it was being scored")])
 
 
 # --------------------------------------------------------------------------- one case

@@ -32,7 +32,7 @@ def score(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subproces
 
 def errors(run: subprocess.CompletedProcess) -> list[str]:
     assert "Traceback" not in run.stderr
-    return [line for line in run.stderr.splitlines() if line.startswith("::error::")]
+    return [line for line in run.stderr.splitlines() if line.startswith("error: ")]
 
 
 def test_the_bundled_example_passes_with_exact_report_keys(example):
@@ -124,21 +124,21 @@ GOOD = {"id": "a", "input": "x", "expected": {"escalate": False, "risk": "low"}}
 
 
 @pytest.mark.parametrize("args, setup, message", [
-    ([], None, "::error::no skill given"),
-    (["labeler"], None, "::error::evals/labeler/cases.jsonl: no cases file for skill 'labeler'"),
-    (["triage", "--cases", "missing.jsonl"], None, "::error::missing.jsonl: no cases file for skill 'triage'"),
-    (["triage", "--prompt", "prompts/nope.md"], None, "::error::prompts/nope.md: no prompt file"),
+    ([], None, "error: no skill given"),
+    (["labeler"], None, "error: evals/labeler/cases.jsonl: no cases file for skill 'labeler'"),
+    (["triage", "--cases", "missing.jsonl"], None, "error: missing.jsonl: no cases file for skill 'triage'"),
+    (["triage", "--prompt", "prompts/nope.md"], None, "error: prompts/nope.md: no prompt file"),
     (["triage"], lines(GOOD, '{"id": "b", "input": '),
-     "::error::evals/triage/cases.jsonl:2: invalid JSON at column 22: Expecting value"),
+     "error: evals/triage/cases.jsonl:2: invalid JSON at column 22: Expecting value"),
     (["triage"], lines(GOOD, {**GOOD, "input": "y"}),
-     "::error::evals/triage/cases.jsonl:2: id: duplicate id 'a' (first on line 1)"),
+     "error: evals/triage/cases.jsonl:2: id: duplicate id 'a' (first on line 1)"),
     (["triage"], lines(GOOD, {"id": "b", "input": "y"}),
-     "::error::evals/triage/cases.jsonl:2: expected: missing: a case needs the expected answer fields"),
-    (["triage"], "", "::error::evals/triage/cases.jsonl: no cases: the file has no case lines"),
-    (["triage", "--concurrency", "0"], None, "::error::Invalid value for '--concurrency'"),
+     "error: evals/triage/cases.jsonl:2: expected: missing: a case needs the expected answer fields"),
+    (["triage"], "", "error: evals/triage/cases.jsonl: no cases: the file has no case lines"),
+    (["triage", "--concurrency", "0"], None, "error: Invalid value for '--concurrency'"),
     (["triage", "--prompt", "prompts/triage.md", "--compare", "prompts/triage.md", "prompts/triage-old.md"],
-     None, "::error::--compare takes both prompt files"),
-    (["triage", "--compare", "prompts/triage.md", "prompts/v9.md"], None, "::error::prompts/v9.md: no prompt file"),
+     None, "error: --compare takes both prompt files"),
+    (["triage", "--compare", "prompts/triage.md", "prompts/v9.md"], None, "error: prompts/v9.md: no prompt file"),
 ])
 def test_every_hard_error_exits_2_with_its_message(example, args, setup, message):
     if setup is not None:
@@ -152,6 +152,6 @@ def test_every_hard_error_exits_2_with_its_message(example, args, setup, message
 def test_no_engine_configured_is_a_hard_error(example):
     run = score(example, "triage")
     assert run.returncode == 2
-    assert errors(run) == [("::error::no engine for the scorer: pass --engine CMD, set SPRINTFLOW_SCORER_ENGINE "
+    assert errors(run) == [("error: no engine for the scorer: pass --engine CMD, set SPRINTFLOW_SCORER_ENGINE "
                            "or SPRINTFLOW_ENGINE, or set engines.scorer in sprintflow.toml "
                            "(presets: aider, claude, codex, gemini)")]

@@ -35,11 +35,11 @@ def test_a_green_report_exits_0_with_coverage_and_chinese_hints():
     assert run["acceptance_coverage"] == 0.0 and len(run["uncovered_criteria"]) == 9
 
 
-def test_a_report_that_is_not_the_format_exits_2_with_the_reason(tmp_path):
+def test_a_report_that_is_not_the_format_is_a_crashed_run_exit_3_with_the_reason(tmp_path):
     report = tmp_path / "raw.json"
     report.write_text("<testsuite/>")
     result = invoke(str(report), "--format", "vitest")
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert json.loads(result.stdout)["next_action"] == "retry_tester"
     assert f"error: {report}: invalid vitest report" in result.stderr
 

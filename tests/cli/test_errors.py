@@ -1,0 +1,65 @@
+"""Every command reports errors one way, with the exit code of the error's kind."""
+
+import json
+import os
+import subprocess
+import sys
+
+from sprintflow.errors import (
+    ConfigError,
+    DocumentError,
+    EngineError,
+    ExecutorUnavailable,
+    InputError,
+    ReportError,
+    TestRunCrashed,
+    TransitionError,
+)
+
+
+def sprintflow(*args: str, cwd=None, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sprintflow", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, **env}, timeout=120)
+
+
+def test_exit_codes_follow_the_kind_of_error():
+    assert {cls.exit_code for cls in (InputError, ConfigError, DocumentError, TransitionError, EngineError)} == {2}
+    assert {cls.exit_code for cls in (ExecutorUnavailable, ReportError, TestRunCrashed)} == {3}
+    assert not issubclass(ReportError, InputError) and not issubclass(TestRunCrashed, InputError)
+
+
+def test_usage_and_input_errors_print_one_error_line_each_and_exit_2(tmp_path):
+    usage = sprintflow("evaluate", str(tmp_path))
+    assert usage.returncode == 2 and usage.stderr.startswith("error: Missing option '--contract'"), usage.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    invalid = sprintflow("validate", str(bad), str(tmp_path / "missing.json"))
+    assert invalid.returncode == 2
+    assert invalid.stderr.splitlines() == [f"error: {bad}: $: invalid JSON at line 1 column 2: Expecting "
+                                           "property name enclosed in double quotes",
+                                           f"error: {tmp_path / 'missing.json'}: $: file not found"]
+    assert "Traceback" not in invalid.stderr
+
+
+def test_under_github_actions_errors_are_annotations(tmp_path):
+    run = sprintflow("validate", str(tmp_path / "missing.json"), GITHUB_ACTIONS="true")
+    assert run.returncode == 2 and run.stderr == f"::error::{tmp_path / 'missing.json'}: $: file not found\n"
+
+
+def test_an_unreachable_docker_engine_is_no_verdict_exit_3_before_any_server_starts(workspace_factory):
+    workspace = workspace_factory("python-api")
+    contract = next((workspace / ".sprintflow" / "contracts").glob("*.json"))
+    run = sprintflow("evaluate", str(workspace), "--contract", str(contract), "--executor", "docker",
+                     DOCKER_HOST="unix:///nonexistent/docker.sock", PREFECT_API_URL="")
+    assert run.returncode == 3, run.stderr
+    assert "error: --executor docker: no Docker engine answers" in run.stderr
+    assert "temporary" not in run.stderr and "Traceback" not in run.stderr
+    assert not (workspace / ".sprintflow" / "evals").exists()
+
+
+def test_a_crashed_test_run_is_no_verdict_exit_3(tmp_path):
+    report = tmp_path / "vitest.json"
+    report.write_text(json.dumps({"testResults": []}))
+    run = sprintflow("testrun", "parse", str(report), "--format", "vitest")
+    assert run.returncode == 3 and json.loads(run.stdout)["next_action"] == "retry_tester"
+    assert run.stderr.startswith(f"error: {report}: the vitest report lists no test")
