@@ -283,12 +283,12 @@ def test_no_skill_and_a_bad_skill_name_are_input_errors(workspace):
 def test_a_missing_cases_file_or_prompt_is_named(workspace):
     with pytest.raises(DocumentError) as error:
         prepare_run("triage", root=workspace, engine="true")
-    assert problems(error) == ["evals/triage/cases.jsonl: $: no cases file for skill 'triage'"]
+    assert problems(error) == ["evals/triage/cases.jsonl: no cases file for skill 'triage'"]
     write_cases(workspace, [case("a", "bare")])
     (workspace / "prompts" / "triage.md").unlink()
     with pytest.raises(DocumentError) as error:
         prepare_run("triage", root=workspace, engine="true")
-    assert problems(error) == ["prompts/triage.md: $: no prompt file"]
+    assert problems(error) == ["prompts/triage.md: no prompt file"]
     (workspace / "prompts" / "triage.md").write_text("  \n")
     with pytest.raises(DocumentError, match="the prompt is empty"):
         prepare_run("triage", root=workspace, engine="true")
@@ -308,8 +308,8 @@ def test_every_malformed_line_is_named_by_file_and_line(workspace):
     with pytest.raises(DocumentError) as error:
         prepare(workspace, "\n".join(lines) + "\n", engine="true")
     assert problems(error) == [
-        "evals/triage/cases.jsonl:2: $: invalid JSON at column 27: Expecting value",
-        "evals/triage/cases.jsonl:3: $: a case must be a JSON object with id, input and expected",
+        "evals/triage/cases.jsonl:2: invalid JSON at column 27: Expecting value",
+        "evals/triage/cases.jsonl:3: a case must be a JSON object with id, input and expected",
         "evals/triage/cases.jsonl:4: expected: missing: a case needs the expected answer fields",
         "evals/triage/cases.jsonl:5: id: must be a non-empty string or an integer",
         "evals/triage/cases.jsonl:6: id: missing",
