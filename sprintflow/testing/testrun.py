@@ -24,18 +24,14 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ReportError
 from sprintflow.evaluate.parsers import ParsedReport, Roots, TestFailure, parse_report
-from sprintflow.evaluate.parsers._common import relativise
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas.contract import SprintContract
@@ -46,7 +42,9 @@ __all__ = [
     "TEST_REPORT_FORMATS",
     "build_test_run",
     "declared_status_codes",
+    "judge_test_run",
     "new_run_id",
+    "read_test_report",
     "record_test_run",
 ]
 
@@ -80,20 +78,14 @@ def build_test_run(report_text: str | None, fmt: str, *, run_id: str, stdout: st
                    stderr: str = "", exit_code: int | None = None, timed_out: bool = False,
                    duration_ms: int = 0, contract: SprintContract | Mapping[str, Any] | None = None,
                    language: Language = "en", roots: Roots = ()) -> TestRun:
-    """Judge one test run from its report and what the runner printed.
+    """Parse a test runner's report and judge the run (see :func:`judge_test_run`).
 
     Args:
         report_text: the report file's text; ``None`` when the runner wrote none.
         fmt: ``vitest``, ``jest`` or ``junit``.
-        run_id: the run's id (see :func:`new_run_id`).
-        stdout: what the runner printed; its end is kept in ``stdout_tail``.
-        stderr: what it printed on stderr; kept last in the tail, where a crash shows.
-        exit_code: the runner's exit code, ``None`` when unknown (a report read alone).
-        timed_out: the runner hit its deadline and was killed.
-        duration_ms: wall time of the run.
-        contract: the sprint contract (model or camelCase JSON), for coverage.
-        language: language of the hints, ``en`` or ``zh``.
         roots: workspace roots as the runner saw them, stripped from paths.
+        run_id, stdout, stderr, exit_code, timed_out, duration_ms, contract, language:
+            as for :func:`judge_test_run`.
 
     Returns:
         The TestRun; never raises for a bad report (that is a crashed run).
@@ -106,16 +98,65 @@ def build_test_run(report_text: str | None, fmt: str, *, run_id: str, stdout: st
     if fmt not in TEST_REPORT_FORMATS:
         raise ReportError(f"unknown test report format {fmt!r}; "
                           f"known: {', '.join(TEST_REPORT_FORMATS)}")
+    report, unreadable = read_test_report(report_text, fmt, exit_code, roots)
+    return judge_test_run(report, fmt, run_id=run_id, unreadable=unreadable, stdout=stdout, stderr=stderr,
+                          exit_code=exit_code, timed_out=timed_out, duration_ms=duration_ms,
+                          contract=contract, language=language)
+
+
+def read_test_report(text: str | None, fmt: str, exit_code: int | None,
+                     roots: Roots = ()) -> tuple[ParsedReport | None, str | None]:
+    """The parsed report, or None and why there is none (no report written, or not readable).
+
+    Example:
+        >>> read_test_report(None, "vitest", 1)
+        (None, 'no vitest report was written (exit code 1): the runner crashed before reporting')
+    """
+    if text is None or not text.strip():
+        code = "unknown" if exit_code is None else exit_code
+        return None, f"no {fmt} report was written (exit code {code}): the runner crashed before reporting"
+    try:
+        return parse_report(fmt, text, roots), None
+    except ReportError as exc:
+        return None, f"invalid {fmt} report: {exc}"
+
+
+def judge_test_run(report: ParsedReport | None, fmt: str, *, run_id: str, unreadable: str | None = None,
+                   stdout: str = "", stderr: str = "", exit_code: int | None = None,
+                   timed_out: bool = False, duration_ms: int = 0,
+                   contract: SprintContract | Mapping[str, Any] | None = None,
+                   language: Language = "en") -> TestRun:
+    """Judge one test run from its parsed report (parsed once, by the caller) and what the runner did.
+
+    Args:
+        report: the parsed report, ``None`` when there is none.
+        fmt: the report's format, for the messages.
+        run_id: the run's id (see :func:`new_run_id`).
+        unreadable: why there is no report, when ``report`` is None.
+        stdout: what the runner printed; its end is kept in ``stdout_tail``.
+        stderr: what it printed on stderr; kept last in the tail, where a crash shows.
+        exit_code: the runner's exit code, ``None`` when unknown (a report read alone).
+        timed_out: the runner hit its deadline and was killed.
+        duration_ms: wall time of the run.
+        contract: the sprint contract (model or camelCase JSON), for coverage.
+        language: language of the hints, ``en`` or ``zh``.
+
+    Example:
+        >>> from sprintflow.evaluate.parsers import parse_report
+        >>> report = parse_report("junit", '<testsuite><testcase classname="t" name="ok"/></testsuite>')
+        >>> judge_test_run(report, "junit", run_id="run-1", exit_code=0).next_action
+        'done'
+    """
     tail = _tail(stdout, stderr)
-    report, listed, reason = _read_report(report_text, fmt, roots, timed_out, exit_code,
-                                          duration_ms)
+    timeout = (f"the {fmt} run hit its deadline after {duration_ms} ms and was killed; "
+               f"look for a test that never ends" if timed_out else None)
     if report is None:
-        return TestRun(run_id=run_id, crashed=True, crash_reason=reason, stdout_tail=tail,
+        return TestRun(run_id=run_id, crashed=True, crash_reason=timeout or unreadable, stdout_tail=tail,
                        next_action="retry_tester", duration_ms=duration_ms)
     counts = report.counts
     assert counts is not None  # every test runner parser fills them
-    reason = reason or _crash_in_report(report, listed, fmt, exit_code)
-    names = [test.name for test in listed]
+    reason = timeout or _crash_in_report(report, fmt, exit_code)
+    names = [test.name for test in report.tests]
     criteria, uncovered_criteria = _criteria_coverage(contract, names)
     codes, uncovered_codes = _status_coverage(contract, names)
     return TestRun(
@@ -127,43 +168,18 @@ def build_test_run(report_text: str | None, fmt: str, *, run_id: str, stdout: st
         next_action=_next_action(reason, counts.failed),
         acceptance_coverage=criteria, uncovered_criteria=uncovered_criteria,
         contract_coverage=codes, uncovered_status_codes=uncovered_codes,
-        passed_tests=[test.name for test in listed if test.status == "passed"],
+        passed_tests=[test.name for test in report.tests if test.status == "passed"],
         duration_ms=duration_ms)
 
 
-@dataclass(frozen=True)
-class _ListedTest:
-    name: str
-    status: str
-    """passed, failed, skipped, or load_error (a test file that could not be collected)."""
-
-
-def _read_report(text: str | None, fmt: str, roots: Roots, timed_out: bool,
-                 exit_code: int | None, duration_ms: int,
-                 ) -> tuple[ParsedReport | None, list[_ListedTest], str | None]:
-    """The parsed report and its tests, or why there is none; a timeout crashes the run anyway."""
-    timeout = (f"the {fmt} run hit its deadline after {duration_ms} ms and was killed; "
-               f"look for a test that never ends" if timed_out else None)
-    if text is None or not text.strip():
-        code = "unknown" if exit_code is None else exit_code
-        return None, [], timeout or (f"no {fmt} report was written (exit code {code}): "
-                                     f"the runner crashed before reporting")
-    try:
-        report = parse_report(fmt, text, roots)
-    except ReportError as exc:
-        return None, [], timeout or f"invalid {fmt} report: {exc}"
-    return report, list(_list_tests(text, fmt, roots)), timeout
-
-
-def _crash_in_report(report: ParsedReport, listed: list[_ListedTest], fmt: str,
-                     exit_code: int | None) -> str | None:
+def _crash_in_report(report: ParsedReport, fmt: str, exit_code: int | None) -> str | None:
     """Why a readable report still means the runner, not the code, failed (or ``None``)."""
     counts = report.counts
     assert counts is not None
     if counts.total == 0:
         return (f"the {fmt} report lists no test: nothing was collected or the runner "
                 f"stopped early")
-    unloadable = {t.name for t in listed if t.status == "load_error"}
+    unloadable = {t.name for t in report.tests if t.status == "load_error"}
     if counts.passed == 0 and report.failures and all(f.test in unloadable
                                                       for f in report.failures):
         first = report.failures[0]
@@ -174,37 +190,6 @@ def _crash_in_report(report: ParsedReport, listed: list[_ListedTest], fmt: str,
         return (f"{fmt} exited with code {exit_code} although its report shows no failing "
                 f"test; see stdout_tail")
     return None
-
-
-def _list_tests(text: str, fmt: str, roots: Roots) -> Iterator[_ListedTest]:
-    """Every test the report names, with its status (the parsers keep only the failures).
-
-    Names are built exactly as the parsers build ``TestFailure.test``.
-    """
-    if fmt == "junit":
-        for case in ET.fromstring(text).iter("testcase"):
-            classname, name = case.get("classname") or "", case.get("name") or ""
-            yield _ListedTest(f"{classname}.{name}" if classname else name, _junit_status(case))
-        return
-    for suite in json.loads(text)["testResults"]:
-        assertions = suite.get("assertionResults") or []
-        for test in assertions:
-            name = test.get("fullName") or " ".join([*test.get("ancestorTitles", []),
-                                                     test["title"]])
-            yield _ListedTest(name.strip(), test["status"])
-        if suite.get("status") == "failed" and not any(t["status"] == "failed"
-                                                       for t in assertions):
-            yield _ListedTest(relativise(suite["name"], roots), "load_error")
-
-
-def _junit_status(case: ET.Element) -> str:
-    error = case.find("error")
-    # pytest reports a test module that failed to import as a testcase with this error.
-    if error is not None and error.get("message") == "collection failure":
-        return "load_error"
-    if error is not None or case.find("failure") is not None:
-        return "failed"
-    return "skipped" if case.find("skipped") is not None else "passed"
 
 
 def _entry(failure: TestFailure, language: Language) -> TestFailureEntry:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from sprintflow.errors import ReportError
 
-from ._common import ParsedReport, Roots, TestCounts, TestFailure
+from ._common import ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
 from .eslint import parse_eslint_json
 from .jest_style import parse_jest_json, parse_vitest_json
 from .junit import parse_junit_xml
@@ -31,8 +31,10 @@ __all__ = [
     "PARSERS",
     "ParsedReport",
     "Roots",
+    "TestCase",
     "TestCounts",
     "TestFailure",
+    "TestStatus",
     "parse_eslint_json",
     "parse_jest_json",
     "parse_junit_xml",

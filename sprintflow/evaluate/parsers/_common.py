@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from sprintflow.errors import ReportError
 from sprintflow.schemas.evaluation import Diagnostic
@@ -20,8 +20,10 @@ from sprintflow.schemas.evaluation import Diagnostic
 __all__ = [
     "ParsedReport",
     "Roots",
+    "TestCase",
     "TestCounts",
     "TestFailure",
+    "TestStatus",
     "expected_received",
     "failure_report",
     "innermost_frame",
@@ -46,6 +48,21 @@ class TestCounts:
     passed: int
     failed: int
     skipped: int
+
+
+TestStatus = Literal["passed", "failed", "skipped", "load_error"]
+"""How a test ended; ``load_error`` is a test file that could not even be collected."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test a runner's report names, with how it ended."""
+
+    __test__ = False  # a report type, not a pytest test class
+
+    name: str
+    """Built exactly like ``TestFailure.test``, so the two can be matched."""
+    status: TestStatus
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,8 @@ class ParsedReport:
     counts: TestCounts | None = None
     """Set by test runners only; ``None`` for compilers and linters."""
     failures: list[TestFailure] = field(default_factory=list)
+    tests: list[TestCase] = field(default_factory=list)
+    """Every test the report names, each with its status (test runners only)."""
 
     @property
     def error_count(self) -> int:
@@ -241,20 +260,25 @@ def expected_received(message: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def failure_report(tool: str, failures: Sequence[TestFailure], passed: int,
-                   skipped: int) -> ParsedReport:
-    """A test runner's report: the counts, the failures, and one diagnostic per failure.
+def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[TestFailure]) -> ParsedReport:
+    """A test runner's report: every test, the failures, and one diagnostic per failure.
+
+    Counts come from ``tests``: a test file that could not load counts as failed.
 
     Example:
-        >>> report = failure_report("vitest", [TestFailure(test="a b", message="boom")], 3, 1)
+        >>> report = failure_report("vitest", [TestCase("a b", "failed"), TestCase("a c", "passed"),
+        ...                                    TestCase("a d", "skipped")],
+        ...                         [TestFailure(test="a b", message="boom")])
         >>> report.counts, report.error_count
-        (TestCounts(total=5, passed=3, failed=1, skipped=1), 1)
+        (TestCounts(total=3, passed=1, failed=1, skipped=1), 1)
     """
     diagnostics = [
         Diagnostic(tool=tool, message=f"{f.test}: {f.message}", file=f.file, line=f.line,
                    column=f.column, expected=f.expected, received=f.received)
         for f in failures
     ]
-    counts = TestCounts(total=passed + len(failures) + skipped, passed=passed,
-                        failed=len(failures), skipped=skipped)
-    return ParsedReport(diagnostics=diagnostics, counts=counts, failures=list(failures))
+    statuses = [test.status for test in tests]
+    counts = TestCounts(total=len(statuses), passed=statuses.count("passed"),
+                        failed=statuses.count("failed") + statuses.count("load_error"),
+                        skipped=statuses.count("skipped"))
+    return ParsedReport(diagnostics=diagnostics, counts=counts, failures=list(failures), tests=list(tests))

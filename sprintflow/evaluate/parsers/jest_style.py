@@ -11,6 +11,7 @@ from sprintflow.errors import ReportError
 from ._common import (
     ParsedReport,
     Roots,
+    TestCase,
     TestFailure,
     expected_received,
     failure_report,
@@ -67,24 +68,27 @@ def _parse_jest_shape(tool: str, data: Any, roots: Roots) -> ParsedReport:
     if not isinstance(data, dict) or not isinstance(data.get("testResults"), list):
         raise ReportError(f"{tool} report should be a JSON object with a testResults array")
     # Counted from the tests themselves: vitest 1.x counts skipped tests in numPassedTests.
+    tests: list[TestCase] = []
     failures: list[TestFailure] = []
-    passed = skipped = 0
     for suite in data["testResults"]:
         suite_file = relativise(suite["name"], roots)
         assertions = suite.get("assertionResults") or []
         for test in assertions:
-            if test["status"] == "failed":
+            status = test["status"]
+            if status == "failed":
                 failures.append(_test_failure(test, suite_file, roots))
-            elif test["status"] == "passed":
-                passed += 1
-            elif test["status"] in _NOT_RUN:
-                skipped += 1
-            else:  # fail closed: a status we do not know is never silently a pass or a skip
-                raise ReportError(f"{tool} report has an unknown test status {test['status']!r} "
-                                  f"in {suite_file}")
+            elif status not in _NOT_RUN and status != "passed":
+                # fail closed: a status we do not know is never silently a pass or a skip
+                raise ReportError(f"{tool} report has an unknown test status {status!r} in {suite_file}")
+            tests.append(TestCase(_test_name(test), "skipped" if status in _NOT_RUN else status))
         if suite.get("status") == "failed" and not any(t["status"] == "failed" for t in assertions):
             failures.append(_suite_failure(suite_file, suite.get("message") or "", roots))
-    return failure_report(tool, failures, passed, skipped)
+            tests.append(TestCase(suite_file, "load_error"))
+    return failure_report(tool, tests, failures)
+
+
+def _test_name(test: dict) -> str:
+    return str(test.get("fullName") or " ".join([*test.get("ancestorTitles", []), test["title"]])).strip()
 
 
 def _test_failure(test: dict, suite_file: str, roots: Roots) -> TestFailure:
@@ -96,8 +100,7 @@ def _test_failure(test: dict, suite_file: str, roots: Roots) -> TestFailure:
     expected, received = expected_received(stack)
     if expected is None and received is None:
         expected, received = _matcher_values(test)
-    name = test.get("fullName") or " ".join([*test.get("ancestorTitles", []), test["title"]])
-    return TestFailure(test=name.strip(), message=without_stack(stack), file=file, line=line,
+    return TestFailure(test=_test_name(test), message=without_stack(stack), file=file, line=line,
                        column=column, expected=expected, received=received, stack=stack)
 
 

@@ -9,6 +9,7 @@ from sprintflow.errors import ReportError
 from ._common import (
     ParsedReport,
     Roots,
+    TestCase,
     TestFailure,
     expected_received,
     failure_report,
@@ -46,22 +47,27 @@ def parse_junit_xml(text: str, roots: Roots = ()) -> ParsedReport:
     if root.tag not in ("testsuites", "testsuite"):
         raise ReportError(f"junit report should have <testsuites> or <testsuite> at its root, "
                           f"not <{root.tag}>")
+    tests: list[TestCase] = []
     failures: list[TestFailure] = []
-    passed = skipped = 0
     for case in root.iter("testcase"):
         problem = case.find("failure")
         problem = problem if problem is not None else case.find("error")
         if problem is not None:
             failures.append(_failure(case, problem, roots))
-        elif case.find("skipped") is not None:
-            skipped += 1
+            # pytest reports a test module that failed to import as a testcase with this error.
+            collection = problem.tag == "error" and problem.get("message") == "collection failure"
+            tests.append(TestCase(_name(case), "load_error" if collection else "failed"))
         else:
-            passed += 1
-    return failure_report("junit", failures, passed, skipped)
+            tests.append(TestCase(_name(case), "skipped" if case.find("skipped") is not None else "passed"))
+    return failure_report("junit", tests, failures)
+
+
+def _name(case: ET.Element) -> str:
+    classname, name = case.get("classname") or "", case.get("name") or ""
+    return f"{classname}.{name}" if classname else name
 
 
 def _failure(case: ET.Element, problem: ET.Element, roots: Roots) -> TestFailure:
-    classname, name = case.get("classname") or "", case.get("name") or ""
     stack = problem.text or ""
     # pytest's own "E" lines say more than its message attribute ("collection failure").
     message = _error_lines(stack) or problem.get("message") or stack.strip()
@@ -70,7 +76,7 @@ def _failure(case: ET.Element, problem: ET.Element, roots: Roots) -> TestFailure
     if frame:
         file, line = frame[0], frame[1]
     expected, received = expected_received(f"{message}\n{stack}")
-    return TestFailure(test=f"{classname}.{name}" if classname else name, message=message,
+    return TestFailure(test=_name(case), message=message,
                        file=file, line=line, expected=expected, received=received, stack=stack)
 
 

@@ -11,6 +11,8 @@ from sprintflow.errors import ReportError
 from ._common import (
     ParsedReport,
     Roots,
+    TestCase,
+    TestStatus,
     TestFailure,
     expected_received,
     failure_report,
@@ -24,7 +26,8 @@ from ._common import (
 __all__ = ["parse_playwright_json"]
 
 # A flaky test failed, then passed on a retry: it passed, and the report says so.
-_OUTCOMES = {"expected": "passed", "flaky": "passed", "unexpected": "failed", "skipped": "skipped"}
+_OUTCOMES: dict[str, TestStatus] = {"expected": "passed", "flaky": "passed", "unexpected": "failed",
+                                    "skipped": "skipped"}
 
 
 @report_parser("playwright")
@@ -48,18 +51,24 @@ def parse_playwright_json(text: str, roots: Roots = ()) -> ParsedReport:
     if not isinstance(data, dict) or not isinstance(data.get("suites"), list):
         raise ReportError("playwright report should be a JSON object with a suites array")
     root_dir = (data.get("config") or {}).get("rootDir") or ""
-    tally = {"passed": 0, "failed": 0, "skipped": 0}
     failures = [_load_failure(error, roots) for error in data.get("errors") or []]
+    tests = [TestCase(failure.test, "load_error") for failure in failures]
     for titles, spec, test in _tests(data["suites"]):
         status = test.get("status")
         outcome = _OUTCOMES.get(str(status))
         if outcome is None:  # fail closed: never guess what an unknown status means
             raise ReportError(f"playwright report has an unknown test status {status!r} "
                               f"for {spec['title']!r}")
-        tally[outcome] += 1
+        tests.append(TestCase(_test_name(titles, spec, test), outcome))
         if outcome == "failed":
             failures.append(_test_failure(titles, spec, test, root_dir, roots))
-    return failure_report("playwright", failures, tally["passed"], tally["skipped"])
+    return failure_report("playwright", tests, failures)
+
+
+def _test_name(titles: list[str], spec: dict, test: dict) -> str:
+    project = test.get("projectName")
+    name = " › ".join([*titles, spec["title"]])
+    return f"[{project}] {name}" if project else name
 
 
 def _tests(suites: list[dict],
@@ -75,8 +84,6 @@ def _tests(suites: list[dict],
 
 def _test_failure(titles: list[str], spec: dict, test: dict, root_dir: str,
                   roots: Roots) -> TestFailure:
-    project = test.get("projectName")
-    name = " › ".join([*titles, spec["title"]])
     error = _last_error(test.get("results") or [])
     message = strip_ansi(error.get("message") or f"test ended {test.get('status')}")
     stack = strip_ansi(error.get("stack") or "")
@@ -88,7 +95,7 @@ def _test_failure(titles: list[str], spec: dict, test: dict, root_dir: str,
     elif frame := innermost_frame(stack, roots):
         file, line, column = frame
     expected, received = expected_received(message)
-    return TestFailure(test=f"[{project}] {name}" if project else name, message=message,
+    return TestFailure(test=_test_name(titles, spec, test), message=message,
                        file=file, line=line, column=column, expected=expected,
                        received=received, stack=stack or None)
 
