@@ -50,7 +50,7 @@ def main() -> None:
 
     from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor, docker_available
     from sprintflow.evaluate.plan import load_inputs
-    from sprintflow.evaluate.strategies import resolve_command
+    from sprintflow.evaluate.strategies import strategy_for
     from sprintflow.flows.evaluate import evaluate_flow
     from sprintflow.io.process import run_command
     from sprintflow.schemas import StrategyType
@@ -59,7 +59,8 @@ def main() -> None:
     workspace = _fresh_copy(args.example, work)
     contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
     _, project, strategies = load_inputs(workspace, contract)
-    commands = [(s.name, resolve_command(s, project)) for s in strategies if s.type is not StrategyType.api_check]
+    commands = [(s.name, strategy_for(s, project).command()) for s in strategies
+                if s.type is not StrategyType.api_check]
 
     # Raw: each command on its own, then all of them serially in one bash.
     raw = {}

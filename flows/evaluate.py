@@ -20,20 +20,18 @@ from sprintflow.evaluate.executors import resolve_executor
 from sprintflow.evaluate.formats import artifact_key, eval_markdown, eval_table
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
 from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
+from sprintflow.evaluate.strategies import STRATEGIES
 from sprintflow.history.records import record_evaluation
 from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, StrategyType, VerificationMethod
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
 __all__ = ["evaluate_flow"]
 
-_AFTER_BUILD = {StrategyType.api_check, StrategyType.playwright}
-
-
 def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order)."""
     futures, builds = [], []
     for strategy in plan.strategies:
-        wait_for = builds if strategy.type in _AFTER_BUILD else []
+        wait_for = builds if STRATEGIES[strategy.type].needs_build else []
         future = run_strategy_task.submit(plan, strategy, use_cache, wait_for=wait_for)
         if strategy.type is StrategyType.build:
             builds.append(future)

@@ -10,7 +10,6 @@ from .config import (
                      ExecutorConfig,
                      ProjectConfig,
                      SprintConfig,
-                     StrategyConfig,
                      TesterConfig,
 )
 from .contract import (
@@ -35,6 +34,7 @@ from .evaluation import (
                      StrategyResult,
                      StrategyType,
 )
+from .strategies import StrategyConfig, parse_strategy
 from .validation import KINDS, detect_kind, json_schema, load_document, validate_data
 
 __all__ = [
@@ -42,5 +42,6 @@ __all__ = [
     "EngineConfig", "EvalResult", "EvaluatorConfig", "ExecutorConfig", "Feature", "GeneratorFeedback",
     "IterationRecord", "KINDS", "Outcome", "PRESETS", "PlanSpec", "Priority", "ProjectConfig", "Regression",
     "Score", "SprintConfig", "SprintContract", "StrategyConfig", "StrategyResult", "StrategyType", "SuccessCriterion",
-    "TesterConfig", "VerificationMethod", "detect_kind", "json_schema", "load_document", "utc_now", "validate_data",
+    "TesterConfig", "VerificationMethod", "detect_kind", "json_schema", "load_document", "parse_strategy", "utc_now",
+    "validate_data",
 ]

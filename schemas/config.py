@@ -7,37 +7,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ._base import Document
-from .evaluation import StrategyType
+from .strategies import StrategyConfig, parse_strategy
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
-           "SprintConfig", "StrategyConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE"]
+           "SprintConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE"]
 
 DEFAULT_IMAGE = "sprintflow-sandbox:latest"
-
-
-class StrategyConfig(Document):
-    """One entry of ``evaluator.strategies`` (bober's format) plus per-strategy overrides."""
-
-    type: StrategyType
-    required: bool = True
-    """A failing required strategy fails the sprint; others are recorded only."""
-    plugin: str | None = None
-    """Human-readable name of a custom check, shown in reports."""
-    config: dict[str, Any] = Field(default_factory=dict)
-    """Strategy-specific settings as the seed documents them (verifyOutput, endpoints …)."""
-    command: str | None = None
-    """Shell command overriding ``commands.<type>`` and the strategy default."""
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds before the command and everything it started are killed."""
-    image: str | None = None
-    """Container image for this strategy (DockerExecutor only)."""
-    network: bool = False
-    """Give the container a network. Off by default: loopback still works inside."""
-
-    @property
-    def name(self) -> str:
-        """Label in reports: the plugin name of a custom check, else the type."""
-        return self.plugin or self.type.value
 
 
 class Commands(Document):
@@ -115,7 +90,7 @@ class ProjectConfig(Document):
         """The configured strategies, or the preset's default set."""
         if self.evaluator.strategies is not None:
             return self.evaluator.strategies
-        return [StrategyConfig.model_validate(s) for s in PRESETS[self.preset]]
+        return [parse_strategy(s) for s in PRESETS[self.preset]]
 
 
 # The seed's default strategy sets by preset.

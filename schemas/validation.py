@@ -96,12 +96,34 @@ def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
 
 
 def _most_specific(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For "not valid under any of the given schemas" (optional fields), the error that explains it."""
+    """For "not valid under any of the given schemas" (optional fields, strategy types), the error that explains it."""
     while error.context:
+        chosen = _by_discriminator(error)
+        if chosen is not None:
+            return chosen
         # The deepest error is the branch that almost matched (a list with one bad
         # item beats "is not of type 'null'").
         error = max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type"))
     return error
+
+
+def _by_discriminator(error: jsonschema.ValidationError) -> jsonschema.ValidationError | None:
+    """A tagged union (``{"type": "lint", ...}``): judge the entry by the branch its tag names.
+
+    An unknown tag is itself the error, listing the known ones.
+    """
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    tag = schema.get("discriminator")
+    if not tag or not isinstance(error.instance, dict):
+        return None
+    name, mapping = tag["propertyName"], tag["mapping"]
+    value = error.instance.get(name)
+    if value not in mapping:
+        return jsonschema.ValidationError(
+            f"{value!r} is not one of {sorted(mapping)}", path=[*error.absolute_path, name])
+    branch = next(i for i, option in enumerate(schema["oneOf"]) if option.get("$ref") == mapping[value])
+    errors = [e for e in error.context or [] if e.relative_schema_path and e.relative_schema_path[0] == branch]
+    return _most_specific(max(errors, key=lambda e: len(e.absolute_path))) if errors else None
 
 
 _VAGUE = re.compile(

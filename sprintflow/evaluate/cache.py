@@ -13,7 +13,6 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import StrategyConfig, StrategyResult
 
 from .plan import EvaluationPlan
-from .strategies import resolve_command
 
 __all__ = ["cached_result", "store_cached_result"]
 
@@ -22,7 +21,7 @@ def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
     material = json.dumps({
         "workspace": plan.content_hash,
         "strategy": strategy.to_dict(),
-        "command": resolve_command(strategy, plan.project),
+        "command": plan.plugin(strategy).command(),
         "executor": plan.executor.describe(),
         "image": strategy.image,
         "timeout": plan.run_for(strategy).timeout,

@@ -15,10 +15,11 @@ from sprintflow.schemas import (
     StrategyType,
     VerificationMethod,
     load_document,
+    parse_strategy,
 )
 
 from .executors import Executor
-from .strategies import StrategyRun, check_strategy_config
+from .strategies import Strategy, StrategyRun, strategy_for
 
 __all__ = ["EvaluationPlan", "load_inputs", "plan_evaluation"]
 
@@ -40,6 +41,10 @@ class EvaluationPlan:
 
     def run_for(self, strategy: StrategyConfig) -> StrategyRun:
         return StrategyRun(self.workspace, strategy, self.project, self.executor, self.contract)
+
+    def plugin(self, strategy: StrategyConfig) -> Strategy:  # type: ignore[type-arg]
+        """The strategy class that runs ``strategy`` in this project."""
+        return strategy_for(strategy, self.project)
 
     @property
     def eval_id(self) -> str:
@@ -67,11 +72,11 @@ def load_inputs(workspace: Path | str, contract_path: Path | str
         if wanted not in configured:
             # A criterion asks for a check the config does not list: run the default,
             # not required as a strategy (the criterion carries its own requiredness).
-            strategies.append(StrategyConfig(type=wanted, required=False))
+            strategies.append(parse_strategy({"type": wanted.value, "required": False}))
             configured.add(wanted)
     strategies.sort(key=lambda s: _SEED_ORDER[s.type])
     for strategy in strategies:
-        check_strategy_config(strategy, project)
+        strategy_for(strategy, project).check()
     return contract, project, strategies
 
 

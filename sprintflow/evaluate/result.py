@@ -12,7 +12,6 @@ from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, utc_
 
 from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
 from .plan import EvaluationPlan
-from .strategies import resolve_command
 
 __all__ = ["assemble_eval_result", "load_eval", "load_previous_eval", "write_eval_result"]
 
@@ -42,7 +41,7 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
     ``blocking_issues`` (found outside the strategies) fail the result as critical items.
     """
     regressions = find_regressions(previous, strategies, criteria)
-    commands = {s.name: resolve_command(s, plan.project) or "" for s in plan.strategies}
+    commands = {s.name: plan.plugin(s).command() or "" for s in plan.strategies}
     feedback = generator_feedback(strategies, criteria, regressions, commands)
     feedback = [*process_items(blocking_issues, notes), *feedback]
     result = "fail" if blocking_issues else overall_result(strategies, criteria)

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from sprintflow.errors import ConfigError, InputError
 from sprintflow.evaluate.executors import CommandSpec, Executor
-from sprintflow.evaluate.strategies import resolve_command
+from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 from sprintflow.io.layout import WorkspaceLayout
@@ -507,7 +507,7 @@ def evaluator_runs_tests(project: ProjectConfig) -> bool:
         False
     """
     tests_dir = tester_settings(project).tests_dir
-    return any(s.type is StrategyType.unit_test and tests_dir in (resolve_command(s, project) or "")
+    return any(s.type is StrategyType.unit_test and tests_dir in (strategy_for(s, project).command() or "")
                for s in project.strategies())
 
 

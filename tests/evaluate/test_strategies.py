@@ -11,13 +11,15 @@ import pytest
 
 from sprintflow.errors import ConfigError
 from sprintflow.evaluate.executors import LocalExecutor
-from sprintflow.evaluate.strategies import StrategyRun, run_strategy
-from sprintflow.schemas import ProjectConfig, StrategyConfig
+from sprintflow.evaluate.strategies import StrategyRun, strategy_for
+from sprintflow.schemas import ProjectConfig, parse_strategy
 
 
 def _run(workspace, **strategy):
-    config = StrategyConfig.model_validate(strategy)
-    return run_strategy(StrategyRun(workspace, config, ProjectConfig(), LocalExecutor()))
+    config = parse_strategy(strategy)
+    plugin = strategy_for(config, ProjectConfig())
+    plugin.check()
+    return plugin.judge(StrategyRun(workspace, config, ProjectConfig(), LocalExecutor())).result
 
 
 def test_playwright_absent_is_skipped_as_a_configuration_issue(tmp_path):

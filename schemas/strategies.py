@@ -1,0 +1,200 @@
+"""Strategy configurations: one typed model per strategy type, a discriminated union on ``type``.
+
+An entry of ``evaluator.strategies`` keeps agent-bober's shape
+(``{"type", "required", "plugin", "config": {...}}``, eval-strategies-and-feedback-format.md)
+plus sprintflow's per-strategy overrides (``command``, ``timeout``, ``image``,
+``network``). Each type's ``config`` block is its own model, so a strategy reads
+typed fields, never string keys out of a dict. The seed's keys that sprintflow
+accepts but does not act on (``tsconfig``, ``coverage`` …) are declared too, so
+a bober config loads unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from ._base import Document
+from .evaluation import StrategyType
+
+__all__ = [
+    "ApiCheckSettings",
+    "ApiCheckStrategy",
+    "BuildSettings",
+    "BuildStrategy",
+    "CommandSettings",
+    "CustomSettings",
+    "CustomStrategy",
+    "Endpoint",
+    "LintSettings",
+    "LintStrategy",
+    "PlaywrightSettings",
+    "PlaywrightStrategy",
+    "StrategyConfig",
+    "TypecheckSettings",
+    "TypecheckStrategy",
+    "UnitTestSettings",
+    "UnitTestStrategy",
+    "parse_strategy",
+]
+
+
+class CommandSettings(Document):
+    """What every command-running strategy's ``config`` may say about its command and report."""
+
+    command: str | None = None
+    """The command (the seed's custom strategies put it here); the entry's ``command`` wins."""
+    format: str | None = None
+    """Report format: tsc, eslint, ruff, mypy, vitest, jest, junit, playwright."""
+    report: str | None = None
+    """Workspace-relative file the command writes its report to; default: its stdout."""
+
+
+class BuildSettings(CommandSettings):
+    output_dir: str = "dist"
+    """Where the build writes its output."""
+    verify_output: bool = False
+    """Fail a build that exits 0 but leaves ``output_dir`` missing or empty."""
+
+
+class TypecheckSettings(CommandSettings):
+    tsconfig: str | None = None
+    """Accepted from the seed; the command decides which tsconfig it reads."""
+    strict: bool | None = None
+    """Accepted from the seed; strictness is the tsconfig's."""
+
+
+class LintSettings(CommandSettings):
+    fix: bool = False
+    """Accepted from the seed; the evaluator never fixes (the generator must)."""
+    max_warnings: int = -1
+    """More warnings than this fail lint; -1 tolerates any number."""
+
+
+class UnitTestSettings(CommandSettings):
+    coverage: bool = False
+    """Accepted from the seed; coverage thresholds are the test command's to enforce."""
+    coverage_threshold: float | None = None
+    test_match: str | None = None
+    timeout: float | None = None
+    """Per-test timeout in milliseconds, as the seed documents it (the runner's setting)."""
+
+
+class PlaywrightSettings(CommandSettings):
+    project: str | None = None
+    retries: int | None = None
+    timeout: float | None = None
+    """Per-test timeout in milliseconds (the seed's; playwright.config decides)."""
+    web_server: dict[str, Any] | None = None
+    """The seed's webServer block; playwright.config's webServer starts the server."""
+
+
+class Endpoint(Document):
+    """One HTTP check of the api-check strategy."""
+
+    method: str = "GET"
+    path: str = "/"
+    body: Any = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    expected_status: int = 200
+    expected_body_keys: list[str] = Field(default_factory=list)
+    description: str = ""
+    criterion: str | None = None
+    """A criterion id: that api-check criterion is judged by this endpoint's checks alone."""
+
+
+class ApiCheckSettings(Document):
+    base_url: str | None = None
+    start_server: bool = True
+    server_command: str | None = None
+    server_ready_pattern: str = "."
+    """A regular expression the server prints when it is ready."""
+    server_timeout: float = 15000
+    """Milliseconds to wait for the ready line."""
+    endpoints: list[Endpoint] = Field(default_factory=list)
+
+
+class CustomSettings(CommandSettings):
+    """A custom check; keys of its own (``maxSizeKb`` …) are kept for the plugin that reads them."""
+
+    parse_output: Literal["json"] | None = None
+    """``json``: the command prints JSON, which ``pass_condition`` judges."""
+    pass_condition: str | None = None
+    """An expression over ``output`` (see :mod:`sprintflow.evaluate.expressions`)."""
+
+
+class _StrategyBase(Document):
+    required: bool = True
+    """A failing required strategy fails the sprint; others are recorded only."""
+    plugin: str | None = None
+    """Human-readable name of a custom check, shown in reports."""
+    command: str | None = None
+    """Shell command overriding ``commands.<type>`` and the strategy default."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds before the command and everything it started are killed."""
+    image: str | None = None
+    """Container image for this strategy (DockerExecutor only)."""
+    network: bool = False
+    """Give the container a network. Off by default: loopback still works inside."""
+
+    @property
+    def name(self) -> str:
+        """Label in reports: the plugin name of a custom check, else the type."""
+        return self.plugin or self.type.value  # type: ignore[attr-defined]  # each subclass has ``type``
+
+
+class BuildStrategy(_StrategyBase):
+    type: Literal[StrategyType.build]
+    config: BuildSettings = Field(default_factory=BuildSettings)
+
+
+class TypecheckStrategy(_StrategyBase):
+    type: Literal[StrategyType.typecheck]
+    config: TypecheckSettings = Field(default_factory=TypecheckSettings)
+
+
+class LintStrategy(_StrategyBase):
+    type: Literal[StrategyType.lint]
+    config: LintSettings = Field(default_factory=LintSettings)
+
+
+class UnitTestStrategy(_StrategyBase):
+    type: Literal[StrategyType.unit_test]
+    config: UnitTestSettings = Field(default_factory=UnitTestSettings)
+
+
+class ApiCheckStrategy(_StrategyBase):
+    type: Literal[StrategyType.api_check]
+    config: ApiCheckSettings = Field(default_factory=ApiCheckSettings)
+
+
+class PlaywrightStrategy(_StrategyBase):
+    type: Literal[StrategyType.playwright]
+    config: PlaywrightSettings = Field(default_factory=PlaywrightSettings)
+
+
+class CustomStrategy(_StrategyBase):
+    type: Literal[StrategyType.custom]
+    config: CustomSettings = Field(default_factory=CustomSettings)
+
+
+StrategyConfig = Annotated[
+    BuildStrategy | TypecheckStrategy | LintStrategy | UnitTestStrategy | ApiCheckStrategy | PlaywrightStrategy
+    | CustomStrategy,
+    Field(discriminator="type"),
+]
+"""One entry of ``evaluator.strategies``; ``type`` picks the model."""
+
+_ADAPTER: TypeAdapter[StrategyConfig] = TypeAdapter(StrategyConfig)
+
+
+def parse_strategy(data: dict[str, Any]) -> StrategyConfig:
+    """The typed configuration of one strategy entry (camelCase JSON or snake_case).
+
+    Example:
+        >>> strategy = parse_strategy({"type": "lint", "config": {"maxWarnings": 3}})
+        >>> type(strategy).__name__, strategy.config.max_warnings, strategy.name
+        ('LintStrategy', 3, 'lint')
+    """
+    return _ADAPTER.validate_python(data)

@@ -1,0 +1,78 @@
+"""The steps of one evaluation that the evaluate flow runs as tasks: one call each.
+
+A strategy step reuses a cached result of identical content and config, or
+judges the strategy and then, as a separate step, records what the judge saw:
+the TestRun in ``.sprintflow/runs/<runId>/`` and the bugs it opens or fixes.
+"""
+
+from __future__ import annotations
+
+from sprintflow.errors import ConfigError
+from sprintflow.io.process import CommandResult
+from sprintflow.schemas import CriterionResult, StrategyConfig, StrategyResult, SuccessCriterion
+from sprintflow.sprint.engines import resolve_engine, run_engine
+from sprintflow.testing.bugs import sync_bugs
+from sprintflow.testing.testrun import record_test_run
+
+from .cache import cached_result, store_cached_result
+from .criteria import judge_by_command, judge_manual, manual_prompt, skipped_manual
+from .executors import CommandSpec
+from .plan import EvaluationPlan
+from .strategies import Judged
+
+__all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "strategy_step"]
+
+
+def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
+    """One strategy's result: reused when identical content and config ran before, else judged and recorded."""
+    if use_cache:
+        hit = cached_result(plan, strategy)
+        if hit is not None:
+            return hit
+    plugin = plan.plugin(strategy)
+    plugin.check()
+    result = record_tests(plan, plugin.judge(plan.run_for(strategy)))
+    store_cached_result(plan, strategy, result)
+    return result
+
+
+def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
+    """Keep the test run a strategy saw (``runs/<runId>/``) and bridge it to ``bugs.ndjson``.
+
+    Returns the strategy's result, its details noting the run and the bugs opened and fixed.
+    """
+    if judged.test_run is None:
+        return judged.result
+    run_id = judged.test_run.run_id
+    sync = sync_bugs(plan.workspace, judged.test_run, unit=plan.contract.contract_id, run_id=run_id)
+    record_test_run(plan.workspace, run_id, sync.test_run, judged.stdout, judged.stderr)
+    fixed = [move["id"] for move in sync.bugs_transitioned if move["to"] == "fixed"]
+    note = (f"TestRun {run_id} in .sprintflow/runs/{run_id}/; bugs opened {sync.bugs_opened or 'none'}, "
+            f"fixed {fixed or 'none'}.")
+    return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
+
+
+def _criterion(plan: EvaluationPlan, criterion_id: str) -> SuccessCriterion:
+    return next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
+
+
+def custom_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
+    """A custom criterion: its customCommand in the executor; exit 0 passes."""
+    criterion = _criterion(plan, criterion_id)
+    command = criterion.custom_command or ""
+    spec = CommandSpec(command=command, timeout=plan.project.executor.default_timeout)
+    outcome: CommandResult = plan.executor.run(plan.workspace, spec)
+    return judge_by_command(criterion, command, outcome)
+
+
+def manual_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
+    """A manual criterion: the evaluator engine's verdict when one is configured, otherwise skipped."""
+    criterion = _criterion(plan, criterion_id)
+    try:
+        engine = resolve_engine("evaluator", config=plan.project.engines)
+    except ConfigError:
+        return skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
+                                         "to judge it by reading the code.")
+    reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
+                       cwd=plan.workspace, timeout=plan.project.engines.timeout)
+    return judge_manual(criterion, reply)

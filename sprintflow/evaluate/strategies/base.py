@@ -1,0 +1,245 @@
+"""The strategy plugin base: run a command in an executor, parse its report once, judge it.
+
+Every strategy type is a subclass registered by its ``type``; the subclasses
+say only what differs (their default command, their report format, their
+verdict). The judgement fails closed: a command that could not start, timed
+out, or whose report cannot be read is a failure, never a pass. Judging writes
+nothing into the workspace: recording a test run and its bugs is a separate
+step (:mod:`sprintflow.evaluate.steps`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
+
+from sprintflow.errors import ConfigError, ReportError
+from sprintflow.io.process import CommandResult
+from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContract, StrategyResult, StrategyType
+from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
+from sprintflow.schemas.testrun import TestRun
+
+from ..executors import CommandSpec, Executor
+from ..parsers import ParsedReport, parse_report
+
+__all__ = ["EXCERPT_CHARS", "Judged", "Strategy", "StrategyRun", "register", "strategy_for"]
+
+EXCERPT_CHARS = 4000
+MAX_DIAGNOSTIC_LINES = 30
+
+C = TypeVar("C", bound=StrategyConfig)
+
+
+@dataclass(frozen=True)
+class StrategyRun:
+    """Everything one strategy run needs; plain values, so it crosses task boundaries."""
+
+    workspace: Path
+    strategy: StrategyConfig
+    project: ProjectConfig
+    executor: Executor
+    contract: SprintContract | None = None
+    """The contract under evaluation: the unit its bugs are filed under, and test coverage."""
+
+    @property
+    def timeout(self) -> float:
+        return self.strategy.timeout or self.project.executor.default_timeout
+
+    @property
+    def roots(self) -> list[str]:
+        """The workspace as the command saw it and as the host sees it, stripped from reported paths."""
+        return [self.executor.workspace_path(self.workspace), str(self.workspace.resolve())]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A strategy's verdict, and the test run it saw when it ran tests (recorded afterwards)."""
+
+    result: StrategyResult
+    test_run: TestRun | None = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+class Strategy(ABC, Generic[C]):
+    """One strategy type: what it runs, how it reads the output, how it judges.
+
+    The default implementation runs :meth:`command`, parses its report when a
+    format is known, and judges by exit code and error count; subclasses
+    override :meth:`verdict` (or :meth:`judge` entirely, as api-check does).
+    """
+
+    type: ClassVar[StrategyType]
+    default_command: ClassVar[str | None] = None
+    """The seed's default command; ``commands.<command_key>`` and the entry's command override it."""
+    command_key: ClassVar[str | None] = None
+    """The key of ``commands`` (bober's) that overrides the default command."""
+    default_format: ClassVar[str | None] = None
+    """The report format of the default command, when there is one to read."""
+    needs_build: ClassVar[bool] = False
+    """Waits for the build strategy (it serves or tests the build's output)."""
+
+    def __init__(self, config: C, project: ProjectConfig):
+        self.config = config
+        self.project = project
+
+    # What runs
+    def command(self) -> str | None:
+        """The command: the entry's own, else its config's, else ``commands.<key>``, else the seed's default."""
+        settings = self.config.config
+        if self.config.command:
+            return self.config.command
+        if isinstance(settings, CommandSettings) and settings.command:
+            return settings.command
+        configured = getattr(self.project.commands, self.command_key) if self.command_key else None
+        return configured or self.default_command
+
+    def check(self) -> None:
+        """Raise ConfigError for what can never run, before anything runs."""
+        if self.command() is None:
+            raise ConfigError(f"{self.config.name}: no command configured (set `command` on the strategy)")
+
+    def report_format(self, command: str) -> str | None:
+        settings = self.config.config
+        configured = settings.format if isinstance(settings, CommandSettings) else None
+        return configured or self.default_format
+
+    def report_path(self, workspace: Path) -> Path | None:
+        settings = self.config.config
+        report = settings.report if isinstance(settings, CommandSettings) else None
+        return workspace / report if report else None
+
+    # How it is judged
+    def judge(self, run: StrategyRun) -> Judged:
+        """Run, parse once, judge: a command strategy's whole verdict."""
+        command = self.command() or ""
+        report = self.report_path(run.workspace)
+        if report is not None:
+            report.unlink(missing_ok=True)  # a stale report must never judge a new run
+        outcome = execute(run, command)
+        failure = infrastructure_failure(run, command, outcome)
+        if failure:
+            return Judged(failure)
+        try:
+            parsed = self.parse(run, command, outcome)
+        except ReportError as exc:
+            return Judged(result(run, Outcome.failed, exit_code=outcome.exit_code, output=excerpt(outcome),
+                                 duration_ms=duration_ms(outcome),
+                                 details=f"Could not read the tool's report, so the result is unknown: {exc}"))
+        return self.judge_output(run, command, outcome, parsed)
+
+    def parse(self, run: StrategyRun, command: str, outcome: CommandResult) -> ParsedReport | None:
+        """The tool's report (a file the command wrote, or its stdout) parsed, when a format is known."""
+        fmt = self.report_format(command)
+        if fmt is None:
+            return None
+        path = self.report_path(run.workspace)
+        if path is not None:
+            if not path.is_file():
+                raise ReportError(f"the command did not write its report {path.relative_to(run.workspace)}")
+            text = path.read_text(encoding="utf-8", errors="replace")
+        else:
+            text = outcome.stdout
+        return parse_report(fmt, text, run.roots)
+
+    def judge_output(self, run: StrategyRun, command: str, outcome: CommandResult,
+                     parsed: ParsedReport | None) -> Judged:
+        verdict, details = self.verdict(run, command, outcome, parsed)
+        diagnostics = parsed.diagnostics if parsed else []
+        return Judged(result(run, verdict, exit_code=outcome.exit_code,
+                             error_count=parsed.error_count if parsed else None,
+                             output=excerpt(outcome, diagnostics), details=details, diagnostics=diagnostics,
+                             duration_ms=duration_ms(outcome)))
+
+    def verdict(self, run: StrategyRun, command: str, outcome: CommandResult,
+                parsed: ParsedReport | None) -> tuple[Outcome, str]:
+        """Pass on exit code 0 with no error in the report."""
+        return exit_code_verdict(command, outcome, parsed)
+
+
+STRATEGIES: dict[StrategyType, type[Strategy]] = {}  # type: ignore[type-arg]
+"""Strategy type -> its plugin class."""
+
+S = TypeVar("S", bound=type[Strategy])  # type: ignore[type-arg]
+
+
+def register(cls: S) -> S:
+    """Class decorator: make ``cls`` the plugin of its strategy type."""
+    STRATEGIES[cls.type] = cls
+    return cls
+
+
+def strategy_for(config: StrategyConfig, project: ProjectConfig) -> Strategy:  # type: ignore[type-arg]
+    """The plugin that runs ``config``.
+
+    Example:
+        >>> from sprintflow.schemas import ProjectConfig, parse_strategy
+        >>> strategy = strategy_for(parse_strategy({"type": "lint"}), ProjectConfig())
+        >>> type(strategy).__name__, strategy.command()
+        ('LintStrategy', 'npm run lint')
+    """
+    return STRATEGIES[config.type](config, project)
+
+
+# Helpers the plugins share
+def result(run: StrategyRun, outcome: Outcome, **fields: object) -> StrategyResult:
+    return StrategyResult(strategy=run.strategy.name, required=run.strategy.required, result=outcome,
+                          **fields)  # type: ignore[arg-type]  # the StrategyResult fields, by name
+
+
+def duration_ms(outcome: CommandResult) -> int:
+    return round(outcome.duration_s * 1000)
+
+
+def execute(run: StrategyRun, command: str, env: dict[str, str] | None = None) -> CommandResult:
+    spec = CommandSpec(command=command, timeout=run.timeout, network=run.strategy.network,
+                       image=run.strategy.image, env=env or {})
+    return run.executor.run(run.workspace, spec)
+
+
+def infrastructure_failure(run: StrategyRun, command: str, outcome: CommandResult) -> StrategyResult | None:
+    """A command that never started or hit its deadline: a failure with the reason, never a pass."""
+    if outcome.error:
+        details = f"Command `{command}` could not run: {outcome.error}"
+    elif outcome.timed_out:
+        details = (f"Command `{command}` did not finish within {run.timeout:g} s and was killed "
+                   "with everything it started. Look for a hang: an unresolved promise, an "
+                   "open server or connection, or a prompt waiting for input.")
+    else:
+        return None
+    return result(run, Outcome.failed, exit_code=outcome.exit_code, details=details, output=excerpt(outcome),
+                  duration_ms=duration_ms(outcome))
+
+
+def excerpt(outcome: CommandResult, diagnostics: list[Diagnostic] | None = None) -> str:
+    """The relevant part of the output: located findings first, else the output's tail."""
+    if diagnostics:
+        lines = [format_diagnostic(d) for d in diagnostics[:MAX_DIAGNOSTIC_LINES]]
+        if len(diagnostics) > MAX_DIAGNOSTIC_LINES:
+            lines.append(f"… and {len(diagnostics) - MAX_DIAGNOSTIC_LINES} more")
+        return "\n".join(lines)
+    text = (outcome.stdout + ("\n" if outcome.stdout and outcome.stderr else "") + outcome.stderr).strip()
+    return text if len(text) <= EXCERPT_CHARS else "…" + text[-EXCERPT_CHARS:]
+
+
+def format_diagnostic(d: Diagnostic) -> str:
+    where = f"{d.file}:{d.line}" if d.file and d.line else (d.file or "")
+    code = f" {d.code}" if d.code else ""
+    return f"{where}:{code} {d.message}".strip(": ").replace("\n", " ")[:400]
+
+
+def exit_code_verdict(command: str, outcome: CommandResult, parsed: ParsedReport | None) -> tuple[Outcome, str]:
+    """Pass on exit code 0 with no error in the report; else the exit code and the first error."""
+    errors = parsed.error_count if parsed else 0
+    if outcome.exit_code == 0 and not errors:
+        return Outcome.passed, f"`{command}` exited 0" + (" with no errors." if parsed else ".")
+    found = f" with {errors} error(s)" if errors else ""
+    first = f"; first: {format_diagnostic(_first_error(parsed))}" if errors and parsed else ""
+    return Outcome.failed, f"`{command}` exited {outcome.exit_code}{found}{first}."
+
+
+def _first_error(parsed: ParsedReport) -> Diagnostic:
+    return next((d for d in parsed.diagnostics if d.severity == "error"), parsed.diagnostics[0])
+
