@@ -203,7 +203,7 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
 
     from prefect import serve as prefect_serve
 
-    from sprintflow.cli.server import ensure_docker_host_limit
+    from sprintflow.server import ensure_docker_host_limit
 
     deployments = runner_deployments(config, root, only)
     for name in claim_names(deployments, replace):

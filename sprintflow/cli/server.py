@@ -1,110 +1,15 @@
-"""``sprintflow server``: a local Prefect server with the settings that matter here, and its limits.
-
-The server is Prefect's own (``prefect server start``); this command only sets
-what a team would otherwise forget: analytics off (no internet needed), the
-database (SQLite under ``PREFECT_HOME`` for one machine, Postgres for a shared
-server), and the global concurrency limit that caps containers per Docker host.
-"""
+"""``sprintflow server``: a local Prefect server with the settings that matter here (see :mod:`sprintflow.server`)."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
 
 import click
 
-__all__ = ["ensure_docker_host_limit", "server", "start_server", "stop_server", "wait_for_server"]
+from sprintflow.server import ensure_docker_host_limit, start_server, stop_server, wait_for_server
 
-READY_TIMEOUT_S = 120
-
-
-def start_server(host: str = "127.0.0.1", port: int = 4200, env: dict[str, str] | None = None,
-                 **popen) -> tuple[subprocess.Popen, str]:
-    """Start ``prefect server start`` in a child process; returns it and its API URL (not yet ready).
-
-    Example:
-        >>> process, api_url = start_server(port=4300, env={"PREFECT_HOME": "/tmp/prefect"})
-        >>> wait_for_server(api_url, process=process)
-    """
-    # The UI asks the API at the address these say: without them it would call port 4200.
-    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_API_HOST": host,
-           "PREFECT_SERVER_API_PORT": str(port), **(env or {})}
-    env.pop("PREFECT_API_URL", None)  # the server must not try to reach another one
-    api_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
-    process = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", host,
-                                "--port", str(port)], env=env, **popen)
-    return process, api_url
-
-
-def stop_server(process: subprocess.Popen, timeout: float = 20) -> None:
-    """Stop a server this process started: SIGINT (a clean database shutdown), then SIGKILL."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
-def wait_for_server(api_url: str, timeout: float = READY_TIMEOUT_S, process: subprocess.Popen | None = None) -> None:
-    """Block until ``api_url``'s health endpoint answers; raise if ``process`` exits or time runs out.
-
-    Example:
-        >>> wait_for_server("http://127.0.0.1:4200/api", timeout=30)
-    """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise click.ClickException(f"the Prefect server exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{api_url}/health", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.25)
-    raise click.ClickException(f"no Prefect server answered at {api_url} within {timeout:.0f} s")
-
-
-def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None = None) -> tuple[str, int]:
-    """Create this Docker host's global concurrency limit; returns its name and slot count.
-
-    An existing limit keeps its slots unless ``slots`` is given. The default is
-    the host's CPU count: each container gets ``executor.cpus`` (default 2), so
-    more would mostly queue on the CPU anyway.
-
-    Example:
-        >>> ensure_docker_host_limit(4)
-        ('docker-host-local', 4)
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import (
-        GlobalConcurrencyLimitCreate,
-        GlobalConcurrencyLimitUpdate,
-    )
-    from prefect.exceptions import ObjectNotFound
-
-    from sprintflow.evaluate.executors import docker_host_limit_name
-
-    name = docker_host_limit_name(docker_host)
-    with get_client(sync_client=True) as client:
-        try:
-            existing = client.read_global_concurrency_limit_by_name(name)
-        except ObjectNotFound:
-            existing = None
-        if existing is None:
-            wanted = slots or os.cpu_count() or 1
-            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=wanted))
-            return name, wanted
-        if slots is not None and slots != existing.limit:
-            client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=slots))
-            return name, slots
-        return name, existing.limit
+__all__ = ["server"]
 
 
 @click.group(invoke_without_command=True)

@@ -1,8 +1,10 @@
-"""Run one command with a deadline, capped output and a scrubbed environment.
+"""Start host processes: one command with a deadline, or a long-running child such as a server.
 
-The single place sprintflow starts host processes: the LocalExecutor, engines
-and the api-check server all come through here, so killing, capping and
-scrubbing behave the same everywhere.
+The single place sprintflow starts host processes: the LocalExecutor, engines,
+git, image builds and the local Prefect server all come through here, so
+deadlines, killing, capping and scrubbing behave the same everywhere. (The
+api-check runner, a stdlib-only script that runs beside the code under test
+inside the executor, starts the server under test itself.)
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["CappedBuffer", "CommandResult", "kill_group", "run_command", "scrubbed_env"]
+__all__ = ["CappedBuffer", "Child", "CommandResult", "kill_group", "run_command", "scrubbed_env", "spawn",
+           "stop_process"]
 
 # Variables that carry credentials never reach code under test or an engine we did not ask for.
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
@@ -229,3 +232,31 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
         pipe.close()
     except (BrokenPipeError, OSError):
         pass  # the command stopped reading; its exit code tells the story
+
+
+Child = subprocess.Popen[bytes]
+"""A long-running child started with :func:`spawn`."""
+
+
+def spawn(argv: list[str], *, env: Mapping[str, str], stdout: IO[bytes] | int | None = None,
+          stderr: IO[bytes] | int | None = None) -> Child:
+    """Start a long-running child (a server) that outlives this call; stop it with :func:`stop_process`.
+
+    Example:
+        >>> child = spawn(["sleep", "30"], env={"PATH": "/usr/bin:/bin"})
+        >>> stop_process(child, timeout=5)
+        -2
+    """
+    return subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+
+
+def stop_process(process: Child, timeout: float = 20) -> int:
+    """Stop a child this process started: SIGINT (a clean shutdown), then SIGKILL; returns its exit status."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    return process.returncode

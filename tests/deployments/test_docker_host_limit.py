@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from sprintflow.cli.server import ensure_docker_host_limit
 from sprintflow.evaluate.executors import docker_host_limit_name
+from sprintflow.server import ensure_docker_host_limit
 
 from .conftest import ROOT
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from sprintflow.cli.server import wait_for_server
+from sprintflow.server import wait_for_server
 
 from .conftest import free_port
 
