@@ -15,7 +15,7 @@ import pytest
 from prefect.flows import load_flow_from_entrypoint
 from prefect.utilities.callables import parameter_schema
 
-from sprintflow.cli.serve import load_automations, load_prefect_yaml, runner_deployments
+from sprintflow.serving import load_automations, load_prefect_yaml, runner_deployments
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYMENTS = ROOT / "deployments"
@@ -27,7 +27,7 @@ def config() -> dict:
 
 
 def _flow(spec: dict):
-    return load_flow_from_entrypoint(str(ROOT / spec["entrypoint"]))
+    return load_flow_from_entrypoint(spec["entrypoint"])
 
 
 def test_prefect_yaml_declares_the_four_deployments(config):
@@ -68,9 +68,9 @@ def test_evaluate_form_offers_the_executor_choices(config):
 
 
 def test_serve_builds_runner_deployments_with_schedules(config, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    deployments = {d.name: d for d in runner_deployments(config, ROOT)}
-    assert deployments["nightly-evaluate"].entrypoint == "deployments/flows.py:evaluate_workspace"
+    monkeypatch.chdir("/")  # module entrypoints: an installed package serves them from anywhere
+    deployments = {d.name: d for d in runner_deployments(config)}
+    assert deployments["nightly-evaluate"].entrypoint == "sprintflow.deployments.flows.evaluate_workspace"
     assert deployments["nightly-evaluate"].schedules[0].schedule.cron == "0 2 * * *"
     assert deployments["manual-sprint"].schedules == []
     assert deployments["weekly-report"].parameters["params"]["since_days"] == 7

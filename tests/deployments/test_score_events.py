@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from sprintflow.cli.serve import apply_automations, load_prefect_yaml, runner_deployments
+from sprintflow.serving import apply_automations, load_prefect_yaml, runner_deployments
 
 from .conftest import ROOT, deployed_flows, wait_until
 
@@ -34,7 +34,7 @@ def test_a_score_drop_is_an_event_and_the_automation_rescores(use_server, tmp_pa
     root = tmp_path / "scoring"
     shutil.copytree(ROOT / "examples" / "scoring", root, ignore=shutil.ignore_patterns(".sprintflow"))
     monkeypatch.chdir(ROOT)  # entrypoints are relative to the repository, as `sprintflow serve` has it
-    for deployment in runner_deployments(load_prefect_yaml(ROOT / "deployments" / "prefect.yaml"), ROOT):
+    for deployment in runner_deployments(load_prefect_yaml(ROOT / "deployments" / "prefect.yaml")):
         deployment.apply()
     assert "sprintflow-score-dropped" in apply_automations(ROOT / "deployments" / "automations.yaml")
 

@@ -1,0 +1,83 @@
+"""A fresh clone, built and installed as a wheel (not editable), serves the deployments it ships.
+
+The entry flows, prefect.yaml and the automations are package data: serving needs
+no checkout, and runs resolve relative paths against where serve was started.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+
+import pytest
+
+from .conftest import ROOT, wait_until
+
+sys.path.insert(0, str(ROOT))
+from tests.fixtures.sprint.make_workspace import make_workspace
+
+FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> str:
+    """The ``sprintflow`` script of a venv holding only the wheel built from a fresh clone.
+
+    The venv sees this interpreter's packages (prefect, pandas …) but installs sprintflow
+    itself from the wheel, which comes first on its path.
+    """
+    work = tmp_path_factory.mktemp("wheel")
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(work / "clone")], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(work / "dist"), str(work / "clone")], check=True)
+    venv.create(work / "venv", system_site_packages=True, with_pip=True)
+    [wheel] = (work / "dist").glob("sprintflow-*.whl")
+    subprocess.run([str(work / "venv/bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True)
+    return str(work / "venv")
+
+
+def test_the_wheel_carries_the_deployment_files(installed):
+    where = subprocess.run([f"{installed}/bin/python", "-c",
+                            "import sprintflow.serving as s; print(s.PREFECT_FILE); print(s.AUTOMATIONS_FILE)"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert all(path.startswith(installed) and "site-packages/sprintflow/deployments/" in path for path in where)
+
+
+def test_an_installed_wheel_serves_and_runs_a_deployment(installed, server_env, use_server, tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.exceptions import ObjectNotFound
+
+    workspace = make_workspace(tmp_path / "ws")
+    log = (tmp_path / "serve.log").open("wb")
+    serve = subprocess.Popen([f"{installed}/bin/sprintflow", "serve", "--only", "nightly-evaluate"],
+                             env={**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, cwd=tmp_path,
+                             stdout=log, stderr=subprocess.STDOUT)
+
+    def served(client):
+        assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+        try:
+            return client.read_deployment_by_name("evaluate-workspace/nightly-evaluate")
+        except ObjectNotFound:
+            return None
+
+    try:
+        with get_client(sync_client=True) as client:
+            deployment = wait_until(lambda: served(client), 90, "the served deployment")
+            assert deployment.entrypoint == "sprintflow.deployments.flows.evaluate_workspace"
+            run = run_deployment(deployment.id, timeout=0, parameters={"params": {
+                "workspace": "ws", "contract": ".sprintflow/contracts/sprint-spec-tiny-1.json",
+                "executor": "local"}})
+            run = wait_until(lambda: (r := client.read_flow_run(run.id)).state.type.value in FINAL and r, 120,
+                             "the evaluation to finish")
+        assert run.state.type.value == "COMPLETED", (tmp_path / "serve.log").read_text()[-3000:]
+        # Relative to where serve started; the EvalResult is written in the workspace.
+        assert (workspace / ".sprintflow" / "evals" / "eval-sprint-spec-tiny-1-1.json").is_file()
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+        log.close()
