@@ -59,7 +59,7 @@ def main() -> None:
     workspace = _fresh_copy(args.example, work)
     contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
     _, project, strategies = load_inputs(workspace, contract)
-    commands = [(s.name, strategy_for(s, project).command()) for s in strategies
+    commands = [(s.name, strategy_for(s, project).command() or "") for s in strategies
                 if s.type is not StrategyType.api_check]
 
     # Raw: each command on its own, then all of them serially in one bash.

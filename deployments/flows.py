@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from prefect import flow
 from prefect.events import emit_event
@@ -118,6 +118,10 @@ def resolve_workspace(source: WorkspaceSource) -> Path:
     return workspace
 
 
+@overload
+def _inside(workspace: Path, path: str) -> str: ...
+@overload
+def _inside(workspace: Path, path: None) -> None: ...
 def _inside(workspace: Path, path: str | None) -> str | None:
     return None if path is None else str(workspace / path)  # an absolute path stays as it is
 

@@ -29,10 +29,11 @@ __all__ = ["evaluate_flow"]
 
 def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order)."""
-    futures, builds = [], []
+    futures: list[PrefectFuture[StrategyResult]] = []
+    builds: list[PrefectFuture[StrategyResult]] = []
     for strategy in plan.strategies:
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
-        future = run_strategy_task.submit(plan, strategy, use_cache, wait_for=wait_for)
+        future = run_strategy_task.submit(plan, strategy, use_cache, wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:
             builds.append(future)
         futures.append(future)
@@ -84,7 +85,7 @@ def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cac
                                   blocking_issues=blocking_issues or [], notes=notes or [])
     path = write_eval_result(plan.workspace, result)
     record_evaluation(plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind,
-                      image=runner.config.image if runner.kind == "docker" else None,
+                      image=runner.image,
                       run_id=str(flow_run.id) if flow_run.id else None,
                       duration_ms=round((time.monotonic() - started) * 1000), **(usage or {}))
     key = artifact_key(result.contract_id)

@@ -170,7 +170,8 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework, outcomes,
                                  tester)
         print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
-        update_progress_artifact(progress, progress=100.0 * done / len(order))
+        # In a sync flow the artifact call returns its id (its type also admits the async variant).
+        update_progress_artifact(progress, progress=100.0 * done / len(order))  # type: ignore[arg-type]
     create_markdown_artifact(_summary_markdown(loaded, outcomes), key="sprint-summary",
                              description="Outcome of every contract in the last sprint run")
     return outcomes

@@ -157,8 +157,8 @@ def contract_rule_problems(data: dict[str, Any], file: str,
             problems.append(Problem(file, f"{where}/criterionId", f"{cid!r} must be sc-{number}-<n> (1-indexed)"))
         if cid in seen:
             problems.append(Problem(file, f"{where}/criterionId", f"duplicate criterion id {cid!r}"))
-        seen.add(cid)
-        method = criterion.get("verificationMethod")
+        seen.add(str(cid))
+        method = str(criterion.get("verificationMethod"))
         methods.add(method)
         if method == "custom" and not criterion.get("customCommand"):
             problems.append(Problem(file, f"{where}/customCommand", "a custom criterion needs a customCommand"))

@@ -63,7 +63,7 @@ def runner_deployments(config: dict[str, Any], only: tuple[str, ...] = ()) -> li
     installed package serves them from anywhere, with no checkout.
     """
     from prefect.deployments.runner import EntrypointType
-    from prefect.flows import load_flow_from_entrypoint
+    from prefect.flows import Flow, load_flow_from_entrypoint
 
     from sprintflow.errors import ConfigError
 
@@ -75,7 +75,7 @@ def runner_deployments(config: dict[str, Any], only: tuple[str, ...] = ()) -> li
     for spec in config.get("deployments", []):
         if only and spec["name"] not in only:
             continue
-        flow = load_flow_from_entrypoint(spec["entrypoint"])
+        flow: Flow[Any, Any] = load_flow_from_entrypoint(spec["entrypoint"])
         deployments.append(flow.to_deployment(
             name=spec["name"], description=spec.get("description"), tags=spec.get("tags"),
             parameters=spec.get("parameters") or {},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,7 +24,7 @@ def status(workspace: Path, contracts: Path | None, as_json: bool) -> None:
     from sprintflow.sprint.contracts import dependency_order, load_contracts
 
     loaded = load_contracts(contracts or WorkspaceLayout(workspace).contracts_dir)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for cid in dependency_order({k: c for k, (_, c) in loaded.items()}):
         contract = loaded[cid][1]
         last = contract.iteration_history[-1] if contract.iteration_history else None

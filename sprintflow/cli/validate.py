@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,15 +24,15 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Exit codes: 0 all valid, 2 any invalid.
     """
-    loaded: list[tuple[Path, object]] = []
+    loaded: list[tuple[Path, Any]] = []
     problems: list[Problem] = []
     for path in files:
         try:
             loaded.append((path, parse_json_file(path)))
         except DocumentError as exc:
             problems.extend(exc.problems)
-    contract_ids = {data.get("contractId") for _, data in loaded if isinstance(data, dict)}
-    valid: list[tuple[Path, str, object]] = []
+    contract_ids = {str(data.get("contractId")) for _, data in loaded if isinstance(data, dict)}
+    valid: list[tuple[Path, str, Any]] = []
     for path, data in loaded:
         doc_kind = kind or detect_kind(data)
         if doc_kind is None:

@@ -79,6 +79,11 @@ class Executor(ABC):
     def describe(self) -> str:
         return self.kind
 
+    @property
+    def image(self) -> str | None:
+        """The sandbox image commands run in; None on the host."""
+        return None
+
 
 @dataclass(frozen=True)
 class LocalExecutor(Executor):
@@ -113,6 +118,10 @@ class DockerExecutor(Executor):
 
     def describe(self) -> str:
         return f"docker ({self.config.image})"
+
+    @property
+    def image(self) -> str | None:
+        return self.config.image
 
     def workspace_path(self, workspace: Path) -> str:
         return CONTAINER_WORKSPACE

@@ -7,6 +7,8 @@ should happen instead, and how to reproduce it.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from sprintflow.schemas import (
     Category,
     CriterionResult,
@@ -48,7 +50,7 @@ def score(criteria: list[CriterionResult]) -> Score:
     )
 
 
-def overall_result(strategies: list[StrategyResult], criteria: list[CriterionResult]) -> str:
+def overall_result(strategies: list[StrategyResult], criteria: list[CriterionResult]) -> Literal["pass", "fail"]:
     """Pass only when every required strategy and every required criterion passed.
 
     A required strategy may be ``skipped`` only where the seed allows it

@@ -42,7 +42,7 @@ class EvaluationPlan:
     def run_for(self, strategy: StrategyConfig) -> StrategyRun:
         return StrategyRun(self.workspace, strategy, self.project, self.executor, self.contract)
 
-    def plugin(self, strategy: StrategyConfig) -> Strategy:  # type: ignore[type-arg]
+    def plugin(self, strategy: StrategyConfig) -> Strategy:
         """The strategy class that runs ``strategy`` in this project."""
         return strategy_for(strategy, self.project)
 

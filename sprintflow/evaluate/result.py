@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -35,7 +36,7 @@ def load_previous_eval(plan: EvaluationPlan) -> EvalResult | None:
 
 def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
                          criteria: list[CriterionResult], previous: EvalResult | None,
-                         blocking_issues: list[str] = (), notes: list[str] = ()) -> EvalResult:
+                         blocking_issues: Sequence[str] = (), notes: Sequence[str] = ()) -> EvalResult:
     """Score, regressions, feedback and summary around the raw results.
 
     ``blocking_issues`` (found outside the strategies) fail the result as critical items.
@@ -43,7 +44,7 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
     regressions = find_regressions(previous, strategies, criteria)
     commands = {s.name: plan.plugin(s).command() or "" for s in plan.strategies}
     feedback = generator_feedback(strategies, criteria, regressions, commands)
-    feedback = [*process_items(blocking_issues, notes), *feedback]
+    feedback = [*process_items(list(blocking_issues), list(notes)), *feedback]
     result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)
     contract = plan.contract

@@ -150,7 +150,8 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _pump(stream: IO[bytes], sink: CappedBuffer) -> None:
-    for chunk in iter(lambda: stream.read1(65536), b""):
+    # read1: whatever is there now (up to 64 KiB), not a full block; Popen pipes are buffered readers.
+    for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
         sink.write(chunk)
     stream.close()
 

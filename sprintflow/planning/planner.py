@@ -144,7 +144,7 @@ def workspace_listing(workspace: Path | str, limit: int = LISTING_LIMIT) -> list
         >>> workspace_listing("examples/python-api", limit=2)
         ['broken.expected.json', 'broken.patch']
     """
-    root, found = Path(workspace), []
+    root, found = Path(workspace), list[str]()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
         for name in sorted(files):

@@ -27,7 +27,7 @@ def load_contracts(folder: Path) -> dict[str, tuple[Path, SprintContract]]:
     raw = {path: parse_json_file(path) for path in sorted(folder.glob("*.json"))}
     if not raw:
         raise DocumentError([Problem(str(folder), "", "no contract files (*.json) found")])
-    known = {data.get("contractId") for data in raw.values() if isinstance(data, dict)}
+    known = {str(data.get("contractId")) for data in raw.values() if isinstance(data, dict)}
     problems = [p for path, data in raw.items() for p in validate_data(data, "contract", str(path), known)]
     if problems:
         raise DocumentError(problems)

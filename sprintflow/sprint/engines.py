@@ -173,8 +173,8 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
     result = run_command(expand_engine(command), cwd=cwd, timeout=timeout,
                          env=engine_env() if env is None else env,
                          stdin=prompt.encode("utf-8"), output_limit=output_limit, shell=True)
-    common = {"raw": result.stdout, "exit_code": result.exit_code, "timed_out": result.timed_out,
-                  "duration_s": result.duration_s, "stderr": result.stderr}
+    common: dict[str, Any] = {"raw": result.stdout, "exit_code": result.exit_code, "timed_out": result.timed_out,
+                              "duration_s": result.duration_s, "stderr": result.stderr}
     if result.error is not None or result.exit_code is None:
         return EngineReply(ok=False, text="", reason=result.error or "engine did not start",
                            could_not_start=True, **common)
@@ -225,7 +225,7 @@ def parse_engine_output(stdout: str) -> dict[str, Any]:
         return out
     if isinstance(data.get("result"), str) and _CLAUDE_MARKERS & data.keys():
         out["text"] = data["result"]
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
         out["input_tokens"] = _int(usage.get("input_tokens"))
         out["output_tokens"] = _int(usage.get("output_tokens"))
         cost = data.get("total_cost_usd", data.get("cost_usd"))
@@ -234,8 +234,9 @@ def parse_engine_output(stdout: str) -> dict[str, Any]:
             out["error"] = f"engine reported an error: {_last_line(data['result']) or data.get('subtype', '')}"
     elif "response" in data and ("stats" in data or "error" in data):
         out["text"] = data["response"] if isinstance(data.get("response"), str) else ""
-        tokens = [m.get("tokens") for m in ((data.get("stats") or {}).get("models") or {}).values()
-                  if isinstance(m, dict) and isinstance(m.get("tokens"), dict)]
+        models = (data.get("stats") or {}).get("models") or {}
+        tokens: list[dict[str, Any]] = [m["tokens"] for m in models.values()
+                                        if isinstance(m, dict) and isinstance(m.get("tokens"), dict)]
         if tokens:
             out["input_tokens"] = sum(_int(t.get("prompt")) or 0 for t in tokens)
             out["output_tokens"] = sum(_int(t.get("candidates")) or 0 for t in tokens)

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sprintflow.errors import ReportError
 from sprintflow.evaluate.parsers import ParsedReport, Roots, TestFailure, parse_report
@@ -206,7 +206,7 @@ def _value(text: str | None) -> Any:
     return text
 
 
-def _next_action(crash_reason: str | None, failed: int) -> str:
+def _next_action(crash_reason: str | None, failed: int) -> Literal["retry_coder", "retry_tester", "done"]:
     if crash_reason is not None:
         return "retry_tester"
     return "retry_coder" if failed else "done"

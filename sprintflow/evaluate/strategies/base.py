@@ -159,10 +159,10 @@ class Strategy(ABC, Generic[C]):
         return exit_code_verdict(command, outcome, parsed)
 
 
-STRATEGIES: dict[StrategyType, type[Strategy]] = {}  # type: ignore[type-arg]
+STRATEGIES: dict[StrategyType, type[Strategy]] = {}
 """Strategy type -> its plugin class."""
 
-S = TypeVar("S", bound=type[Strategy])  # type: ignore[type-arg]
+S = TypeVar("S", bound=type[Strategy])
 
 
 def register(cls: S) -> S:
@@ -171,7 +171,7 @@ def register(cls: S) -> S:
     return cls
 
 
-def strategy_for(config: StrategyConfig, project: ProjectConfig) -> Strategy:  # type: ignore[type-arg]
+def strategy_for(config: StrategyConfig, project: ProjectConfig) -> Strategy:
     """The plugin that runs ``config``.
 
     Example:
