@@ -127,12 +127,7 @@ def _inside(workspace: Path, path: str | None) -> str | None:
 
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
-    """The task runner for the evaluate fan-out: ``threads`` (Prefect's default) or ``dask``.
-
-    Example:
-        >>> type(task_runner_for("dask")).__name__
-        'DaskTaskRunner'
-    """
+    """The task runner for the evaluate fan-out: ``threads`` (Prefect's default) or ``dask``."""
     kind = kind or os.environ.get(TASK_RUNNER_ENV) or "threads"
     if kind == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
@@ -152,13 +147,7 @@ def task_runner_for(kind: str | None, address: str | None = None, workers: int =
 
 @flow(name="evaluate-workspace", log_prints=True)
 def evaluate_workspace(params: EvaluateParams) -> dict[str, Any]:
-    """Evaluate a workspace (a folder, or a git branch) against a contract; returns the EvalResult.
-
-    Example:
-        >>> evaluate_workspace(EvaluateParams(workspace="examples/python-api",
-        ...     contract=".sprintflow/contracts/sprint-spec-python-api-1.json"))["overallResult"]
-        'pass'
-    """
+    """Evaluate a workspace (a folder, or a git branch) against a contract; returns the EvalResult."""
     workspace = resolve_workspace(params)
     runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
     result = evaluate_flow.with_options(task_runner=runner)(

@@ -32,9 +32,6 @@ def plan_flow(request: str, workspace: str = ".", engine: str | None = None,
 
     Returns:
         The written plan: ``{"spec": ..., "contracts": [...]}``.
-
-    Example:
-        >>> plan_flow("Add a todo API", "examples/python-api", engine="python3 scripted_planner.py")
     """
     plan, _ = run_planner(request, workspace, engine, max_attempts=max_attempts, timeout=timeout, force=force,
                           call=ask_planner)

@@ -95,7 +95,15 @@ class SprintContract(Document):
         """Move to ``to`` or raise ``TransitionError``; stamps the timestamps.
 
         Example:
-            >>> contract.transition(ContractStatus.in_progress)
+            >>> from sprintflow.schemas import load_document
+            >>> path = "examples/python-api/.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"
+            >>> contract = load_document(path, SprintContract)
+            >>> contract.transition(ContractStatus.in_progress); contract.status
+            <ContractStatus.in_progress: 'in-progress'>
+            >>> contract.transition(ContractStatus.proposed)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            sprintflow.errors.TransitionError: ...
         """
         to = ContractStatus(to)
         if to not in _TRANSITIONS[self.status]:

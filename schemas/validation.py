@@ -193,7 +193,9 @@ def load_document(path: Path | str, model: type[M], *, rules: bool = False) -> M
     """Parse, validate and load one document; raises ``DocumentError`` naming every problem.
 
     Example:
-        >>> contract = load_document("contract.json", SprintContract)
+        >>> path = "examples/python-api/.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"
+        >>> load_document(path, SprintContract).contract_id
+        'sprint-spec-20260115-todo-api-1'
     """
     path = Path(path)
     kind = next(k for k, m in KINDS.items() if m is model)

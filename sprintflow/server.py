@@ -25,12 +25,7 @@ READY_TIMEOUT_S = 120
 def start_server(host: str = "127.0.0.1", port: int = 4200, env: dict[str, str] | None = None,
                  stdout: IO[bytes] | int | None = None,
                  stderr: IO[bytes] | int | None = None) -> tuple[Child, str]:
-    """Start ``prefect server start`` in a child process; returns it and its API URL (not yet ready).
-
-    Example:
-        >>> process, api_url = start_server(port=4300, env={"PREFECT_HOME": "/tmp/prefect"})
-        >>> wait_for_server(api_url, process=process)
-    """
+    """Start ``prefect server start`` in a child process; returns it and its API URL (not yet ready)."""
     # The UI asks the API at the address these say: without them it would call port 4200.
     env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_API_HOST": host,
            "PREFECT_SERVER_API_PORT": str(port), **(env or {})}
@@ -48,11 +43,7 @@ def stop_server(process: Child, timeout: float = 20) -> None:
 
 def wait_for_server(api_url: str, timeout: float = READY_TIMEOUT_S,
                     process: Child | None = None) -> None:
-    """Block until ``api_url``'s health endpoint answers; raise if ``process`` exits or time runs out.
-
-    Example:
-        >>> wait_for_server("http://127.0.0.1:4200/api", timeout=30)
-    """
+    """Block until ``api_url``'s health endpoint answers; raise if ``process`` exits or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
@@ -73,10 +64,6 @@ def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None =
     An existing limit keeps its slots unless ``slots`` is given. The default is
     the host's CPU count: each container gets ``executor.cpus`` (default 2), so
     more would mostly queue on the CPU anyway.
-
-    Example:
-        >>> ensure_docker_host_limit(4)
-        ('docker-host-local', 4)
     """
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.actions import (

@@ -93,7 +93,8 @@ def load_automations(path: Path, deployment_id: Callable[[str], Any]) -> list:
     checks everything else.
 
     Example:
-        >>> [a.name for a in load_automations(Path("deployments/automations.yaml"), lookup)]
+        >>> import uuid
+        >>> [a.name for a in load_automations(AUTOMATIONS_FILE, lambda name: uuid.uuid4())]
         ['sprintflow-contract-needs-rework', 'sprintflow-score-dropped']
     """
     import yaml

@@ -12,8 +12,9 @@ def retry_on_infrastructure(task, task_run, state) -> bool:
     vanished container, an engine that could not start), never for a test that failed.
 
     Example:
+        >>> from prefect import task
         >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
-        ... def call_engine(): ...
+        ... def call_engine() -> None: ...
     """
     try:
         state.result(raise_on_failure=True)

@@ -35,8 +35,11 @@ def judge_by_strategy(criterion: SuccessCriterion, strategy: StrategyResult | No
     """The verdict of the strategy named by the criterion's verificationMethod.
 
     Example:
-        >>> judge_by_strategy(criterion, build_result).result
-        <Outcome.passed: 'pass'>
+        >>> criterion = SuccessCriterion(criterion_id="sc-1-1", description="It builds.",
+        ...                              verification_method="build", required=True)
+        >>> build = StrategyResult(strategy="build", required=True, result="pass", details="exited 0.")
+        >>> judge_by_strategy(criterion, build).result, judge_by_strategy(criterion, None).result
+        (<Outcome.passed: 'pass'>, <Outcome.failed: 'fail'>)
     """
     method = criterion.verification_method.value
     if strategy is None:

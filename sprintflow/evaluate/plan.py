@@ -85,9 +85,11 @@ def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: 
     """Everything one evaluation needs, decided before anything runs.
 
     Example:
-        >>> plan = plan_evaluation("examples/python-api", "contract.json", LocalExecutor())
-        >>> [s.type.value for s in plan.strategies][:2]
-        ['build', 'typecheck']
+        >>> from sprintflow.evaluate.executors import LocalExecutor
+        >>> plan = plan_evaluation("examples/python-api", "examples/python-api/.sprintflow/contracts/"
+        ...                        "sprint-spec-20260115-todo-api-1.json", LocalExecutor())
+        >>> [s.type.value for s in plan.strategies][:2], plan.eval_id
+        (['build', 'typecheck'], 'eval-sprint-spec-20260115-todo-api-1-1')
     """
     contract, project, strategies = load_inputs(workspace, contract_path)
     return EvaluationPlan(

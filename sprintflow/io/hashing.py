@@ -41,8 +41,8 @@ def file_hashes(root: Path | str, ignored: frozenset[str] = IGNORED_DIRS) -> dic
     """Relative path -> digest of content and executable bit, for every file under ``root``.
 
     Example:
-        >>> sorted(file_hashes("examples/python-api"))[:1]
-        ['.gitignore']
+        >>> sorted(file_hashes("examples/python-api"))[:2]
+        ['broken.expected.json', 'broken.patch']
     """
     root = Path(root)
     return {str(path.relative_to(root)): file_digest(path) for path in _files(root, ignored)}

@@ -317,12 +317,7 @@ def _cycle_problems(contracts: list[dict[str, Any]], existing: dict[str, SprintC
 
 
 def save_rejected(workspace: Path | str, stamp: str, attempt: int, reply: EngineReply) -> Path:
-    """Keep a rejected answer exactly as the engine printed it (its stderr when stdout is empty).
-
-    Example:
-        >>> save_rejected(".", "20260115T100000.000000Z", 1, reply).name
-        '20260115T100000.000000Z-attempt-1.txt'
-    """
+    """Keep a rejected answer exactly as the engine printed it (its stderr when stdout is empty)."""
     path = WorkspaceLayout(Path(workspace)).rejected_dir / f"{stamp}-attempt-{attempt}.txt"
     atomic_write_text(path, reply.raw if reply.raw or not reply.stderr else f"[stderr]\n{reply.stderr}")
     return path
@@ -358,11 +353,6 @@ def plan_request(request: str, workspace: Path | str, ask: Ask, *, max_attempts:
         EngineError: no valid plan after the last attempt; lists every problem of every attempt
             and where the raw answers were saved.
         DocumentError: the contracts already on disk are invalid.
-
-    Example:
-        >>> ask = lambda prompt: run_engine("python3 examples/planner/scripted_planner.py", prompt, cwd=".")
-        >>> len(plan_request("Add a todo API", ".", ask).contracts)
-        2
     """
     if not request.strip():
         raise EngineError("the feature request is empty: say what the plan should deliver")
@@ -406,12 +396,7 @@ def _failure(attempts: list[PlanAttempt]) -> str:
 
 
 def write_plan(workspace: Path | str, plan: Plan) -> list[Path]:
-    """Write the contracts, then the spec (the spec last: present means the plan is complete), atomically.
-
-    Example:
-        >>> write_plan(".", plan)[-1]
-        PosixPath('.sprintflow/specs/spec-20260115-todo-api.json')
-    """
+    """Write the contracts, then the spec (the spec last: present means the plan is complete), atomically."""
     layout = WorkspaceLayout(Path(workspace))
     written = []
     for contract in plan.contracts:
@@ -424,12 +409,7 @@ def write_plan(workspace: Path | str, plan: Plan) -> list[Path]:
 
 
 def call_planner(engine: str, prompt: str, workspace: Path, timeout: float) -> EngineReply:
-    """One planner engine call in the workspace; a failure is a reply with ``ok=False``, never an exception.
-
-    Example:
-        >>> call_planner("python3 scripted_planner.py", "## Request\nAdd x\n\n## ", Path("."), 60).ok
-        True
-    """
+    """One planner engine call in the workspace; a failure is a reply with ``ok=False``, never an exception."""
     env = engine_env({"SPRINTFLOW_ROLE": "planner", "SPRINTFLOW_WORKSPACE": str(workspace)})
     return run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env)
 
@@ -444,11 +424,6 @@ def run_planner(request: str, workspace: Path | str = ".", engine: str | None = 
 
     Returns:
         The plan and the files written (contracts, then the spec).
-
-    Example:
-        >>> plan, written = run_planner("Add a todo API", ".", "python3 examples/planner/scripted_planner.py")
-        >>> written[-1].parent.name
-        'specs'
     """
     root = Path(workspace).resolve()
     project = load_project_config(root)

@@ -43,14 +43,13 @@ def dependency_order(contracts: dict[str, SprintContract]) -> list[str]:
         DocumentError: the dependencies form a cycle, named in the message.
 
     Example:
-        >>> def contract(n, deps=()):
-        ...     return SprintContract.model_validate({
-        ...         "contractId": f"sprint-s-{n}", "specId": "s", "sprintNumber": n, "title": "t",
-        ...         "description": "d", "status": "proposed", "dependsOn": list(deps),
-        ...         "successCriteria": [], "generatorNotes": "", "evaluatorNotes": "",
-        ...         "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z"})
-        >>> dependency_order({"sprint-s-2": contract(2, ["sprint-s-1"]), "sprint-s-1": contract(1)})
-        ['sprint-s-1', 'sprint-s-2']
+        >>> from sprintflow.schemas import load_document
+        >>> path = "examples/python-api/.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"
+        >>> first = load_document(path, SprintContract)
+        >>> path2 = "examples/sprint-demo/contracts/sprint-spec-20260115-todo-api-2.json"
+        >>> second = load_document(path2, SprintContract)
+        >>> dependency_order({second.contract_id: second, first.contract_id: first})
+        ['sprint-spec-20260115-todo-api-1', 'sprint-spec-20260115-todo-api-2']
     """
     sorter = graphlib.TopologicalSorter({cid: contract.depends_on for cid, contract in contracts.items()})
     try:

@@ -168,7 +168,7 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
 
     Example:
         >>> run_engine("tr a-z A-Z", "hello", cwd=".", timeout=10).text
-        'HELLO\\n'
+        'HELLO'
     """
     result = run_command(expand_engine(command), cwd=cwd, timeout=timeout,
                          env=engine_env() if env is None else env,

@@ -13,10 +13,13 @@ mechanism serves both directions:
 Files are copied, not hard-linked: an agent could modify a linked file in place.
 
 Example:
-    >>> snapshot = Snapshot(Path("app"), paths_scope(["evals"]))
-    >>> # ... the agent runs ...
-    >>> snapshot.restore()
-    ['evals/held_out.txt']
+    >>> import tempfile
+    >>> app = Path(tempfile.mkdtemp())
+    >>> (app / "evals").mkdir(); _ = (app / "evals" / "held_out.txt").write_text("42")
+    >>> snapshot = Snapshot(app, paths_scope(["evals"]))
+    >>> _ = (app / "evals" / "held_out.txt").write_text("weakened")  # the agent runs
+    >>> snapshot.restore(), (app / "evals" / "held_out.txt").read_text()
+    (['evals/held_out.txt'], '42')
 """
 
 from __future__ import annotations
@@ -62,12 +65,7 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
 
 
 def paths_scope(paths: Iterable[str]) -> Scope:
-    """A scope of the named files and folders, with nothing inside them ignored.
-
-    Example:
-        >>> sorted(paths_scope(["evals"])(Path("app")))
-        ['evals/held_out.txt']
-    """
+    """A scope of the named files and folders, with nothing inside them ignored."""
     names = [p.rstrip("/") for p in paths]
 
     def scope(workspace: Path) -> dict[str, str]:
@@ -84,12 +82,7 @@ def paths_scope(paths: Iterable[str]) -> Scope:
 
 
 def outside_scope(allowed: Iterable[str], ignored: frozenset[str] = SANDBOX_IGNORED) -> Scope:
-    """A scope of every file except the ``allowed`` paths and the ``ignored`` folder names.
-
-    Example:
-        >>> "tests/sprintflow/test_a.py" in outside_scope(["tests/sprintflow"])(Path("app"))
-        False
-    """
+    """A scope of every file except the ``allowed`` paths and the ``ignored`` folder names."""
     kept = list(allowed)
 
     def scope(workspace: Path) -> dict[str, str]:
@@ -100,13 +93,7 @@ def outside_scope(allowed: Iterable[str], ignored: frozenset[str] = SANDBOX_IGNO
 
 
 class Snapshot:
-    """The files of a scope, hashed and copied aside, until :meth:`restore` puts them back.
-
-    Example:
-        >>> snapshot = Snapshot(Path("app"), outside_scope(["tests/sprintflow"]))
-        >>> snapshot.restore()  # nothing changed
-        []
-    """
+    """The files of a scope, hashed and copied aside, until :meth:`restore` puts them back."""
 
     def __init__(self, workspace: Path, scope: Scope):
         self.workspace = workspace

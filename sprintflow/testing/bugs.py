@@ -15,11 +15,14 @@ is still one locked write (:func:`~sprintflow.io.files.append_ndjson`), and a
 torn line is reported by :func:`fold_bugs`, never fatal and never rewritten.
 
 Example:
-    >>> path = WorkspaceLayout(Path(".")).bugs_file
+    >>> import tempfile
+    >>> path = WorkspaceLayout(Path(tempfile.mkdtemp())).bugs_file
     >>> opened = open_bug(path, unit="todo-be", test_name="empty title -> 400",
     ...                   run_id="run-20260513-1031", detail="TypeError: ...")
     >>> transition_bug(path, opened.bug.id, "fixed", by="tester", fix_refs=["run-2"]).status
     'fixed'
+    >>> [(bug.status, bug.test_name) for bug in list_bugs(path)]
+    [('fixed', 'empty title -> 400')]
 """
 
 from __future__ import annotations
@@ -165,11 +168,6 @@ def fold_bugs(path: Path | str) -> BugFold:
     Reads only what was appended since this process last folded the same file
     (a cursor per file, reset when the file is replaced or shrinks), so writers
     that fold before every append stay linear in the file's growth.
-
-    Example:
-        >>> fold = fold_bugs(".sprintflow/bugs.ndjson")
-        >>> [bug.status for bug in fold.bugs.values()], fold.problems
-        (['fixed'], [])
     """
     path = Path(path)
     with _CURSORS_LOCK:
@@ -253,10 +251,6 @@ def list_bugs(source: Path | str | BugFold, *, unit: str | None = None,
         source: the bug file, or a fold of it already made (to keep its problems too).
         unit: only this unit's bugs.
         statuses: only bugs in these statuses (e.g. :data:`ACTIVE`).
-
-    Example:
-        >>> [b.id for b in list_bugs(path, unit="todo-be", statuses=ACTIVE)]
-        ['bug-20260513-1031-c9f2']
     """
     fold = source if isinstance(source, BugFold) else fold_bugs(source)
     wanted = set(statuses) if statuses is not None else None
@@ -265,12 +259,7 @@ def list_bugs(source: Path | str | BugFold, *, unit: str | None = None,
 
 
 def bug_history(path: Path | str, bug_id: str) -> list[dict[str, Any]]:
-    """Every record of one bug, oldest first: its open, transitions and reopens.
-
-    Example:
-        >>> [r["status"] for r in bug_history(path, "bug-20260513-1031-c9f2")]
-        ['open', 'fixing', 'fixed']
-    """
+    """Every record of one bug, oldest first: its open, transitions and reopens."""
     return [line.record for line in read_ndjson(path)
             if line.record is not None and line.record.get("id") == bug_id]
 
@@ -297,6 +286,8 @@ def open_bug(path: Path | str, *, unit: str, test_name: str, run_id: str,
         by: who reports it.
 
     Example:
+        >>> import tempfile
+        >>> path = WorkspaceLayout(Path(tempfile.mkdtemp())).bugs_file
         >>> open_bug(path, unit="todo-be", test_name="t", run_id="run-1").action
         'opened'
         >>> open_bug(path, unit="todo-be", test_name="t", run_id="run-2").action
@@ -331,10 +322,6 @@ def transition_bug(path: Path | str, bug_id: str, to: str, *, by: str | None = N
     Raises:
         InputError: no bug has this id.
         TransitionError: the state machine does not allow the move.
-
-    Example:
-        >>> transition_bug(path, "bug-20260513-1031-c9f2", "fixing", by="coder").status
-        'fixing'
     """
     with _locked(path):
         bug = fold_bugs(path).bugs.get(bug_id)
@@ -415,11 +402,6 @@ def sync_bugs(workspace: Path | str, test_run: TestRun, unit: str, run_id: str,
         unit: the unit under test.
         run_id: this run's id.
         passing_tests: names of the tests that passed; default ``test_run.passed_tests``.
-
-    Example:
-        >>> sync = sync_bugs(".", run, unit="todo-be", run_id=run.run_id)
-        >>> sync.bugs_opened, sync.test_run.failures[0].bug_id
-        (['bug-20260513-1031-c9f2'], 'bug-20260513-1031-c9f2')
     """
     path = WorkspaceLayout(Path(workspace)).bugs_file
     opened: list[str] = []

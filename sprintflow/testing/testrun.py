@@ -289,8 +289,11 @@ def record_test_run(workspace: Path | str, run_id: str, test_run: TestRun, stdou
         InputError: ``run_id`` is not a plain file name (it would escape ``runs/``).
 
     Example:
-        >>> record_test_run(".", run.run_id, run, stdout, stderr)
-        PosixPath('.sprintflow/runs/run-20260513-103115')
+        >>> import tempfile
+        >>> run = build_test_run(None, "junit", run_id="run-20260513-103115", exit_code=2)
+        >>> folder = record_test_run(tempfile.mkdtemp(), run.run_id, run, "collected 0 items", "")
+        >>> folder.name, sorted(p.name for p in folder.iterdir())
+        ('run-20260513-103115', ['result.json', 'stderr.txt', 'stdout.txt'])
     """
     folder = WorkspaceLayout(Path(workspace)).run_dir(run_id)
     atomic_write_text(folder / "stdout.txt", stdout)
