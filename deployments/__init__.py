@@ -1,0 +1,1 @@
+"""Deployment entry flows (flows.py), prefect.yaml and the automations: what `sprintflow serve` and workers run."""

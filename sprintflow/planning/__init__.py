@@ -1,0 +1,1 @@
+"""The planner: a feature request becomes a PlanSpec and its SprintContracts."""

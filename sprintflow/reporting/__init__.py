@@ -1,0 +1,1 @@
+"""Pure pandas analytics over the history, and the report built from them (HTML, CSV, Parquet, text)."""

@@ -1,0 +1,1 @@
+"""The container images strategies run in, built locally with no registry."""

@@ -1,0 +1,1 @@
+"""Score a skill prompt against its held-out cases."""
