@@ -65,8 +65,9 @@ class EvaluateParams(WorkspaceSource):
 
     contract: str = Field(..., description="SprintContract JSON file, relative to the workspace "
                                            "unless absolute.")
-    executor: ExecutorKind = Field("auto", description="Where strategy commands run: auto (Docker when an "
-                                                   "engine answers), docker or local.")
+    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto (Docker when an "
+                                                           "engine answers), docker or local (default: the "
+                                                           "config's executor.kind).")
     use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
     task_runner: Literal["threads", "dask"] | None = Field(
         None, description="How strategies fan out: threads, or dask (needs prefect-dask). Default: "
@@ -83,7 +84,8 @@ class SprintParams(WorkspaceSource):
                                                     "(default .sprintflow/contracts).")
     engine: str | None = Field(None, description="Generator engine command or preset (default: "
                                                  "SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, config).")
-    executor: ExecutorKind = Field("auto", description="Where strategy commands run: auto, docker or local.")
+    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto, docker or local "
+                                                           "(default: the config's executor.kind).")
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
                                                                "evaluator.maxIterations).")
     retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")

@@ -8,32 +8,54 @@ all of them run even when one fails, and results come back in the seed's order.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 
+from sprintflow.config import load_project_config
+from sprintflow.evaluate.cache import cached_result
 from sprintflow.evaluate.criteria import judge_by_strategy
-from sprintflow.evaluate.executors import resolve_executor
+from sprintflow.evaluate.executors import Executor, resolve_executor
 from sprintflow.evaluate.formats import artifact_key, eval_markdown, eval_table
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
 from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
 from sprintflow.evaluate.strategies import STRATEGIES
+from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
-from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, StrategyType, VerificationMethod
+from sprintflow.io.hashing import file_hashes
+from sprintflow.io.locks import workspace_lock
+from sprintflow.schemas import (
+    CriterionResult,
+    EvalResult,
+    ProjectConfig,
+    StrategyResult,
+    StrategyType,
+    VerificationMethod,
+)
+from sprintflow.sprint.guard import Snapshot
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
 __all__ = ["evaluate_flow"]
 
-def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture]:
-    """Submit all strategies at once; api-check and playwright wait for build (first in order)."""
+def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[StrategyResult]]:
+    """Submit all strategies at once; api-check and playwright wait for build (first in order).
+
+    They run on the build's output, so a cached build runs again when one of them must run.
+    """
+    misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
+    rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
     futures: list[PrefectFuture[StrategyResult]] = []
     builds: list[PrefectFuture[StrategyResult]] = []
     for strategy in plan.strategies:
+        is_build = strategy.type is StrategyType.build
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
-        future = run_strategy_task.submit(plan, strategy, use_cache, wait_for=wait_for, return_state=False)
+        future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
+                                          wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:
             builds.append(future)
         futures.append(future)
@@ -57,36 +79,69 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> l
 
 
 @flow(name="evaluate", log_prints=True)
-def evaluate_flow(workspace: str, contract: str, executor: str = "auto", use_cache: bool = True,
+def evaluate_flow(workspace: str, contract: str, executor: str | None = None, use_cache: bool = True,
                   iteration: int | None = None, blocking_issues: list[str] | None = None,
-                  notes: list[str] | None = None, usage: dict | None = None) -> EvalResult:
+                  notes: list[str] | None = None, usage: dict[str, Any] | None = None,
+                  config: dict[str, Any] | None = None) -> EvalResult:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     Args:
         workspace: folder of the project under test.
         contract: path of the SprintContract JSON file.
-        executor: auto (Docker when an engine answers, else local), docker or local.
+        executor: auto (Docker when an engine answers, else local), docker or local; default the
+            config's ``executor.kind``.
         use_cache: reuse strategy results of identical content and config.
         iteration: the iteration number (default: one past the contract's history).
         blocking_issues: problems found outside the strategies (a generator that failed or
             touched protected files); each becomes a critical feedback item and fails the result.
         notes: observations that do not block (files changed outside estimatedFiles).
         usage: the generator step's ``engine``, ``tokens`` and ``cost``, for the history rows.
+        config: the sprint's pinned configuration (default: the workspace's, read now).
     """
     started = time.monotonic()
-    runner = resolve_executor(executor)
-    plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration)
-    print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
-          f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
-    futures = _submit_strategies(plan, use_cache)
-    strategies = [future.result() for future in futures]  # resolve every future
-    criteria = _judge_criteria(plan, strategies)
-    result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
-                                  blocking_issues=blocking_issues or [], notes=notes or [])
+    with workspace_lock(workspace):
+        project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
+        runner = resolve_executor(executor, project.executor)
+        plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration, project)
+        print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
+              f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
+        strategies, criteria, undone = _judge_in_view(plan, use_cache)
+        if undone:
+            blocking_issues = [*(blocking_issues or []), "Files changed during the evaluation (undone, so the "
+                               f"workspace is as it was): {', '.join(undone[:20])}"]
+        result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
+                                      blocking_issues=blocking_issues or [], notes=notes or [])
+        return _record(plan, result, runner, started, usage)
+
+
+def _judge_in_view(plan: EvaluationPlan, use_cache: bool
+                   ) -> tuple[list[StrategyResult], list[CriterionResult], list[str]]:
+    """Strategies and criteria, each in its own layer of the evaluation view; what they changed is undone.
+
+    Without overlay layers they run in the workspace, copied into memory first and put back after:
+    the third value names what was changed there.
+    """
+    view = open_view(plan.workspace)
+    fallback = None if view.root is not None else Snapshot(plan.workspace, file_hashes)
+    if fallback is not None:
+        print(f"WARNING: strategies run in the workspace itself, not in isolated layers ({overlay_unavailable()})")
+    try:
+        plan = replace(plan, view=view)
+        futures = _submit_strategies(plan, use_cache)
+        strategies = [future.result() for future in futures]  # resolve every future
+        criteria = _judge_criteria(plan, strategies)
+    finally:
+        view.close()
+        undone = fallback.restore() if fallback is not None else []
+    return strategies, criteria, undone
+
+
+def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started: float,
+            usage: dict[str, Any] | None) -> EvalResult:
+    """Write the EvalResult and its history rows; show it on the flow run."""
     path = write_eval_result(plan.workspace, result)
     record_evaluation(plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind,
-                      image=runner.image,
-                      run_id=str(flow_run.id) if flow_run.id else None,
+                      image=runner.image, run_id=str(flow_run.id) if flow_run.id else None,
                       duration_ms=round((time.monotonic() - started) * 1000), **(usage or {}))
     key = artifact_key(result.contract_id)
     create_markdown_artifact(eval_markdown(result), key=key, description=result.summary[:250])

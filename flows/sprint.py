@@ -18,15 +18,16 @@ from prefect.artifacts import (
 )
 from prefect.events import emit_event
 
-from sprintflow.config import load_project_config
 from sprintflow.evaluate.result import load_eval
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.io.locks import workspace_lock
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import resolve_engine
 from sprintflow.sprint.guard import Guard
 from sprintflow.sprint.journal import read_journal, write_journal
+from sprintflow.sprint.pin import pin_judge, release_pin
 from sprintflow.sprint.prompt import generator_prompt
 from sprintflow.tasks.sprint import generate_task, tester_task
 from sprintflow.testing.tester import (
@@ -49,9 +50,10 @@ def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract,
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
     guard = Guard(workspace, project, contract, also=(tester_settings(project).tests_dir,) if tester else ())
     entry = generate_task(workspace, contract.contract_id, iteration, engine,
-                          generator_prompt(contract, iteration, previous), project.engines.timeout)
+                          generator_prompt(contract, iteration, previous), project.engines.timeout, guard.hidden())
     report = guard.check_and_restore()
-    entry.update(tampered=report.tampered, unexpected=report.unexpected, changed=report.changed)
+    entry.update(tampered=report.tampered, harness=report.harness, reviewed=report.reviewed,
+                 unexpected=report.unexpected, changed=report.changed)
     if project.sprint.branch_pattern:
         entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration)
     write_journal(workspace, contract.contract_id, iteration, entry)
@@ -73,13 +75,25 @@ def _findings(entry: dict) -> tuple[list[str], list[str]]:
     if entry["tampered"]:
         blocking.append("The generator changed protected files, which were restored: "
                         + ", ".join(entry["tampered"][:20]))
+    if entry.get("hiddenWrites"):
+        blocking.append("The generator wrote into files hidden from it (held-out evals, the tester's tests, "
+                        "sprintflow's state), which were thrown away: " + ", ".join(entry["hiddenWrites"][:20]))
+    if entry.get("harness"):
+        blocking.append("The generator changed files that decide how the code is judged (test-runner and linter "
+                        "configuration, conftest.py, package.json scripts, sprintflow's config), which were "
+                        "restored: " + ", ".join(entry["harness"][:20]))
     notes = ([f"Files changed outside estimatedFiles: {', '.join(entry['unexpected'][:20])}"]
              if entry["unexpected"] else [])
+    notes += [f"{rel} decides how the code is judged; the contract lets the generator change it, so the change "
+              f"is kept. Review it:\n{diff}" for rel, diff in (entry.get("reviewed") or {}).items()]
+    if entry.get("uncontained"):
+        notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files "
+                     "and leave processes behind.")
     return blocking, notes
 
 
 def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int, engine: str,
-          executor: str, entry: dict) -> tuple[list[str], list[str]]:
+          executor: str | None, entry: dict) -> tuple[list[str], list[str]]:
     """The tester step after the generator's, journaled under "tester" (``started`` first, so a
     step cut off is resumed); returns its blocking issues and notes."""
     cid = contract.contract_id
@@ -97,7 +111,7 @@ def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, ite
 
 
 def _iterate(workspace: Path, path: Path, contract: SprintContract, project: ProjectConfig, engine: str,
-             executor: str, max_iterations: int, tester: str | None = None) -> ContractStatus:
+             executor: str | None, max_iterations: int, tester: str | None = None) -> ContractStatus:
     """Iterations until a pass or the limit; resumes from whatever files the last run left."""
     if transition(contract, ContractStatus.in_progress):
         write_contract(path, contract)
@@ -117,7 +131,8 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
                 more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
                 blocking, notes = blocking + more_blocking, notes + more_notes
             result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
-                                   blocking_issues=blocking, notes=notes, usage=_usage(entry, engine))
+                                   blocking_issues=blocking, notes=notes, usage=_usage(entry, engine),
+                                   config=project.to_dict())
         record_iteration(contract, result)
         write_contract(path, contract)
 
@@ -138,7 +153,7 @@ def _emit(contract: SprintContract, outcome: str) -> None:
 
 @flow(name="sprint", log_prints=True)
 def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None = None,
-                executor: str = "auto", max_iterations: int | None = None,
+                executor: str | None = None, max_iterations: int | None = None,
                 retry_rework: bool = False) -> dict[str, str]:
     """Run every contract that is not completed, in dependency order.
 
@@ -148,7 +163,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         engine: generator engine command or preset (else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE,
             engines.generator). A tester engine (SPRINTFLOW_TESTER_ENGINE or engines.tester) adds
             the tester step to every iteration.
-        executor: where strategies run: auto, docker or local.
+        executor: where strategies run: auto, docker or local (default: the config's executor.kind).
         max_iterations: iterations per contract (default: evaluator.maxIterations).
         retry_rework: also run contracts that ended needs-rework before (from their next iteration).
 
@@ -156,29 +171,33 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         contractId -> completed | needs-rework | blocked.
     """
     root = Path(workspace).resolve()
-    project = load_project_config(root)
-    folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
-    loaded = load_contracts(folder)
-    generator = resolve_engine("generator", explicit=engine, config=project.engines)
-    tester = tester_engine(project)
-    limit = max_iterations or project.evaluator.max_iterations
-    order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
-    progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")
-    outcomes: dict[str, str] = {}
-    for done, cid in enumerate(order, start=1):
-        path, contract = loaded[cid]
-        outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework, outcomes,
-                                 tester)
-        print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
-        # In a sync flow the artifact call returns its id (its type also admits the async variant).
-        update_progress_artifact(progress, progress=100.0 * done / len(order))  # type: ignore[arg-type]
+    with workspace_lock(root):
+        pin = pin_judge(root)
+        project = pin.config
+        print(f"Judged by the configuration pinned at {pin.pinned_at} from {pin.source or 'the defaults'}")
+        folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
+        loaded = load_contracts(folder)
+        generator = resolve_engine("generator", explicit=engine, config=project.engines)
+        tester = tester_engine(project)
+        limit = max_iterations or project.evaluator.max_iterations
+        order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
+        progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")
+        outcomes: dict[str, str] = {}
+        for done, cid in enumerate(order, start=1):
+            path, contract = loaded[cid]
+            outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework,
+                                     outcomes, tester)
+            print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
+            # In a sync flow the artifact call returns its id (its type also admits the async variant).
+            update_progress_artifact(progress, progress=100.0 * done / len(order))  # type: ignore[arg-type]
+        release_pin(root)
     create_markdown_artifact(_summary_markdown(loaded, outcomes), key="sprint-summary",
                              description="Outcome of every contract in the last sprint run")
     return outcomes
 
 
 def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectConfig, generator: str,
-             executor: str, limit: int, retry_rework: bool, outcomes: dict[str, str],
+             executor: str | None, limit: int, retry_rework: bool, outcomes: dict[str, str],
              tester: str | None = None) -> str:
     if contract.status is ContractStatus.completed:
         return "completed"

@@ -6,7 +6,8 @@
     ├── InputError               exit 2   something the user gave us is wrong (the message names it)
     │   ├── DocumentError                 a JSON document failed its schema or rules (file, JSON path)
     │   ├── ConfigError                   sprintflow.toml / [tool.sprintflow] / bober.config.json is wrong
-    │   └── WorkspaceError                the workspace is missing or unreadable, or git refused
+    │   └── WorkspaceError                the workspace is missing or unreadable, or git refused;
+    │       └── WorkspaceBusy             another sprint or evaluation is working on it
     ├── TransitionError          exit 2   an illegal contract or bug status change was asked for
     ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
     ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
@@ -35,6 +36,7 @@ __all__ = [
     "SprintflowError",
     "TestRunCrashed",
     "TransitionError",
+    "WorkspaceBusy",
     "WorkspaceError",
 ]
 
@@ -89,6 +91,10 @@ class ConfigError(InputError):
 
 class WorkspaceError(InputError):
     """The workspace does not exist or cannot be read."""
+
+
+class WorkspaceBusy(WorkspaceError):
+    """Another sprint or evaluation holds the workspace; this one refused to run beside it."""
 
 
 class TransitionError(SprintflowError):

@@ -15,8 +15,9 @@ FORMATS = ("text", "json", "github", "junit")
 @click.argument("workspace", type=click.Path(path_type=Path))
 @click.option("--contract", "contract", required=True, type=click.Path(path_type=Path),
               help="SprintContract JSON file to evaluate against.")
-@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True,
-              help="Where commands run: auto = Docker when an engine answers, else local (with a warning).")
+@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
+              help="Where commands run: auto = Docker when an engine answers, else local (with a warning). "
+                   "Default: the config's executor.kind (auto).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: readable summary; json: the EvalResult; github: ::error annotations; junit: XML.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")

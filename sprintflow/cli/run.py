@@ -15,8 +15,9 @@ from sprintflow.cli import exit_with_verdict
               help="Folder of contracts (default: WORKSPACE/.sprintflow/contracts).")
 @click.option("--engine", default=None, help="Generator engine command or preset (claude, codex, aider …); "
               "else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, engines.generator.")
-@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True,
-              help="Where strategies run: auto = Docker when an engine answers, else local (with a warning).")
+@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
+              help="Where commands run: auto = Docker when an engine answers, else local (with a warning). "
+                   "Default: the config's executor.kind (auto).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=None,
               help="Iterations per contract (default: evaluator.maxIterations, 3).")
 @click.option("--retry-rework", is_flag=True,

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import stat
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.schemas import StrategyConfig, StrategyResult
+from sprintflow.schemas import StrategyConfig, StrategyResult, StrategyType
 
 from .plan import EvaluationPlan
 
-__all__ = ["cached_result", "store_cached_result"]
+__all__ = ["cached_outputs", "cached_result", "store_cached_result"]
 
 
 def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
@@ -44,9 +47,28 @@ def cached_result(plan: EvaluationPlan, strategy: StrategyConfig) -> StrategyRes
 
 
 def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: StrategyResult) -> None:
-    """Keep a real verdict for reuse; timeouts and could-not-run failures are never cached."""
+    """Keep a real verdict for reuse; timeouts and could-not-run failures are never cached.
+
+    A build's output (its layer of the evaluation view) is kept beside its result,
+    so the strategies that run on it can reuse a cached build too.
+    """
     if result.exit_code is None or "did not finish within" in result.details:
         return
+    outputs = plan.evaluation_view.outputs(plan.layer_of(strategy))
+    if strategy.type is StrategyType.build and outputs is not None and outputs.is_dir():
+        kept = cached_outputs(plan, strategy)
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(outputs, kept, symlinks=True, ignore=_whiteouts)
     atomic_write_text(_cache_file(plan, strategy), result.to_json())
+
+
+def cached_outputs(plan: EvaluationPlan, strategy: StrategyConfig) -> Path:
+    """Where a cached build's output is kept."""
+    return _cache_file(plan, strategy).with_suffix(".outputs")
+
+
+def _whiteouts(folder: str, names: list[str]) -> list[str]:
+    """An overlay's record of a deletion is a character device: not an output to keep."""
+    return [n for n in names if stat.S_ISCHR(os.lstat(os.path.join(folder, n)).st_mode)]
 
 

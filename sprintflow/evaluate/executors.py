@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from sprintflow.errors import ExecutorUnavailable, InputError
-from sprintflow.io.process import CappedBuffer, CommandResult, run_command, scrubbed_env
+from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command, scrubbed_env
 from sprintflow.schemas import ExecutorConfig
 
 __all__ = [
@@ -94,7 +94,7 @@ class LocalExecutor(Executor):
 
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
         return run_command(spec.command, cwd=workspace, timeout=spec.timeout,
-                           output_limit=self.config.output_limit, env=scrubbed_env(spec.env))
+                           output_limit=self.config.output_limit, env=scrubbed_env(spec.env), contain=Containment())
 
     def workspace_path(self, workspace: Path) -> str:
         return str(workspace.resolve())
@@ -332,7 +332,7 @@ def sweep_containers() -> int:
     return removed
 
 
-def resolve_executor(kind: str, config: ExecutorConfig | None = None) -> Executor:
+def resolve_executor(kind: str | None, config: ExecutorConfig | None = None) -> Executor:
     """The executor for ``--executor``: ``auto`` means Docker when an engine answers, else local.
 
     Example:

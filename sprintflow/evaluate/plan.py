@@ -19,7 +19,8 @@ from sprintflow.schemas import (
 )
 
 from .executors import Executor
-from .strategies import Strategy, StrategyRun, strategy_for
+from .strategies import STRATEGIES, Strategy, StrategyRun, strategy_for
+from .view import EvaluationView
 
 __all__ = ["EvaluationPlan", "load_inputs", "plan_evaluation"]
 
@@ -38,9 +39,26 @@ class EvaluationPlan:
     executor: Executor
     iteration: int
     content_hash: str
+    view: EvaluationView | None = None
+    """The layers strategies run in (:mod:`~sprintflow.evaluate.view`); None: the workspace itself."""
 
-    def run_for(self, strategy: StrategyConfig) -> StrategyRun:
-        return StrategyRun(self.workspace, strategy, self.project, self.executor, self.contract)
+    def run_for(self, strategy: StrategyConfig, root: Path | None = None) -> StrategyRun:
+        """The run of ``strategy`` in ``root`` (its view of the workspace; default the workspace)."""
+        return StrategyRun(root or self.workspace, strategy, self.project, self.executor, self.contract)
+
+    def layer_of(self, strategy: StrategyConfig) -> str:
+        """The name of the strategy's layer in the view: unique, even for two strategies of one type."""
+        return f"{self.strategies.index(strategy)}-{strategy.type.value}"
+
+    def below(self, strategy: StrategyConfig | None = None) -> list[str]:
+        """The layers a strategy (or a criterion's check: None) sees under its own: the build's output."""
+        if strategy is not None and not STRATEGIES[strategy.type].needs_build:
+            return []
+        return [self.layer_of(s) for s in self.strategies if s.type is StrategyType.build]
+
+    @property
+    def evaluation_view(self) -> EvaluationView:
+        return self.view or EvaluationView(self.workspace, None)
 
     def plugin(self, strategy: StrategyConfig) -> Strategy:
         """The strategy class that runs ``strategy`` in this project."""
@@ -51,17 +69,19 @@ class EvaluationPlan:
         return f"eval-{self.contract.contract_id}-{self.iteration}"
 
 
-def load_inputs(workspace: Path | str, contract_path: Path | str
+def load_inputs(workspace: Path | str, contract_path: Path | str, project: ProjectConfig | None = None
                 ) -> tuple[SprintContract, ProjectConfig, list[StrategyConfig]]:
     """Load and check the contract, the config and the strategies to run; runs nothing.
 
+    ``project`` is the pinned configuration of a sprint; without one the
+    workspace's configuration is read now (and pinned for this evaluation).
     Raises InputError subclasses, so the CLI can refuse bad input before any flow starts.
     """
     workspace = Path(workspace)
     if not workspace.is_dir():
         raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
     contract = load_document(contract_path, SprintContract)
-    project = load_project_config(workspace)
+    project = project or load_project_config(workspace)
     strategies = list(project.strategies())
     configured = {s.type for s in strategies}
     for criterion in contract.success_criteria:
@@ -81,7 +101,7 @@ def load_inputs(workspace: Path | str, contract_path: Path | str
 
 
 def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor,
-                    iteration: int | None = None) -> EvaluationPlan:
+                    iteration: int | None = None, project: ProjectConfig | None = None) -> EvaluationPlan:
     """Everything one evaluation needs, decided before anything runs.
 
     Example:
@@ -91,7 +111,7 @@ def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: 
         >>> [s.type.value for s in plan.strategies][:2], plan.eval_id
         (['build', 'typecheck'], 'eval-sprint-spec-20260115-todo-api-1-1')
     """
-    contract, project, strategies = load_inputs(workspace, contract_path)
+    contract, project, strategies = load_inputs(workspace, contract_path, project)
     return EvaluationPlan(
         workspace=Path(workspace).resolve(), contract=contract, project=project, strategies=strategies,
         executor=executor, iteration=iteration or len(contract.iteration_history) + 1,

@@ -1,20 +1,22 @@
 """The steps of one evaluation that the evaluate flow runs as tasks: one call each.
 
 A strategy step reuses a cached result of identical content and config, or
-judges the strategy and then, as a separate step, records what the judge saw:
-the TestRun in ``.sprintflow/runs/<runId>/`` and the bugs it opens or fixes.
+judges the strategy in its own layer of the evaluation view (it sees the
+workspace, and nothing it writes reaches anyone else), fails it if it modified
+sources, and then, as a separate step, records what the judge saw: the TestRun
+in ``.sprintflow/runs/<runId>/`` and the bugs it opens or fixes.
 """
 
 from __future__ import annotations
 
 from sprintflow.errors import ConfigError
-from sprintflow.io.process import CommandResult
-from sprintflow.schemas import CriterionResult, StrategyConfig, StrategyResult, SuccessCriterion
+from sprintflow.io.process import CommandResult, Containment
+from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, SuccessCriterion
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.bugs import sync_bugs
 from sprintflow.testing.testrun import record_test_run
 
-from .cache import cached_result, store_cached_result
+from .cache import cached_outputs, cached_result, store_cached_result
 from .criteria import judge_by_command, judge_manual, manual_prompt, skipped_manual
 from .executors import CommandSpec
 from .plan import EvaluationPlan
@@ -25,15 +27,29 @@ __all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "st
 
 def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
     """One strategy's result: reused when identical content and config ran before, else judged and recorded."""
+    view, layer = plan.evaluation_view, plan.layer_of(strategy)
     if use_cache:
         hit = cached_result(plan, strategy)
         if hit is not None:
+            view.seed(layer, cached_outputs(plan, strategy))  # a build's output, for what runs on it
             return hit
     plugin = plan.plugin(strategy)
     plugin.check()
-    result = record_tests(plan, plugin.judge(plan.run_for(strategy)))
+    with view.layer(layer, below=plan.below(strategy)) as root:
+        judged = plugin.judge(plan.run_for(strategy, root))
+    changed = view.changed_sources(layer, expected=plugin.outputs())
+    result = record_tests(plan, judged) if not changed else _modified_sources(judged.result, changed)
     store_cached_result(plan, strategy, result)
     return result
+
+
+def _modified_sources(result: StrategyResult, changed: list[str]) -> StrategyResult:
+    """A check that changes what it checks cannot be believed: it fails, naming the files."""
+    shown = ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20 else "")
+    details = (f"{result.strategy} modified sources while checking them: {shown}. A check must not change the "
+               "code (an autofix setting such as ruff's fix = true?); its changes were discarded and the "
+               f"workspace is unchanged. What it reported: {result.details}")
+    return result.model_copy(update={"result": Outcome.failed, "details": details})
 
 
 def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
@@ -61,7 +77,8 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionR
     criterion = _criterion(plan, criterion_id)
     command = criterion.custom_command or ""
     spec = CommandSpec(command=command, timeout=plan.project.executor.default_timeout)
-    outcome: CommandResult = plan.executor.run(plan.workspace, spec)
+    with plan.evaluation_view.layer(f"criterion-{criterion_id}", below=plan.below()) as root:
+        outcome: CommandResult = plan.executor.run(root, spec)
     return judge_by_command(criterion, command, outcome)
 
 
@@ -73,6 +90,7 @@ def manual_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionR
     except ConfigError:
         return skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
                                          "to judge it by reading the code.")
-    reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
-                       cwd=plan.workspace, timeout=plan.project.engines.timeout)
+    with plan.evaluation_view.layer(f"criterion-{criterion_id}") as root:
+        reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
+                           cwd=root, timeout=plan.project.engines.timeout, contain=Containment())
     return judge_manual(criterion, reply)

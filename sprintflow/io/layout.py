@@ -13,6 +13,8 @@ here, so a document cannot steer a write outside its folder.
         runs/<runId>/                    TestRuns (result.json, stdout.txt, stderr.txt, engine.txt)
         runs/sprint/<contractId>/iteration-<n>.json    the sprint's iteration journal
         bugs.ndjson                      bug events, append-only
+        pin.json                         the judge of the sprint that is running (its config), fixed at its start
+        lock                             held by the one sprint or evaluation working on the workspace
         scores/<skill>/<stamp>.json      score reports
         cache/strategies/<key>.json      reusable strategy results
         report/                          the default folder of `sprintflow report`
@@ -118,6 +120,17 @@ class WorkspaceLayout:
     @property
     def bugs_file(self) -> Path:
         return self.state / "bugs.ndjson"
+
+    # The judge of a running sprint, and who works on the workspace
+    @property
+    def pin_file(self) -> Path:
+        """The configuration a running sprint is judged by, fixed when it started."""
+        return self.state / "pin.json"
+
+    @property
+    def lock_file(self) -> Path:
+        """Held by the one sprint or evaluation working on the workspace."""
+        return self.state / "lock"
 
     # Scoring and reports
     def scores_dir(self, skill: str) -> Path:

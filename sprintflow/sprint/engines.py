@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ConfigError
-from sprintflow.io.process import run_command
+from sprintflow.io.process import Containment, run_command
 
 __all__ = [
     "DEFAULT_ENGINE_TIMEOUT",
@@ -80,6 +80,8 @@ class EngineReply:
     cost_usd: float | None = None
     could_not_start: bool = False
     """The process never ran (fork failed, no shell): the machinery failed, not the engine."""
+    hidden_writes: tuple[str, ...] = ()
+    """Files a contained engine wrote where they were hidden from it (the writes were discarded)."""
 
 
 def expand_engine(command: str) -> str:
@@ -160,7 +162,8 @@ def engine_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = DEFAULT_ENGINE_TIMEOUT,
-               env: Mapping[str, str] | None = None, output_limit: int = 1_000_000) -> EngineReply:
+               env: Mapping[str, str] | None = None, output_limit: int = 1_000_000,
+               contain: Containment | None = None) -> EngineReply:
     """Send ``prompt`` on stdin to the engine ``command`` run in ``cwd``; never raises for its failures.
 
     A non-zero exit, a timeout, empty output or an envelope that reports an error
@@ -172,9 +175,10 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
     """
     result = run_command(expand_engine(command), cwd=cwd, timeout=timeout,
                          env=engine_env() if env is None else env,
-                         stdin=prompt.encode("utf-8"), output_limit=output_limit, shell=True)
+                         stdin=prompt.encode("utf-8"), output_limit=output_limit, shell=True, contain=contain)
     common: dict[str, Any] = {"raw": result.stdout, "exit_code": result.exit_code, "timed_out": result.timed_out,
-                              "duration_s": result.duration_s, "stderr": result.stderr}
+                              "duration_s": result.duration_s, "stderr": result.stderr,
+                              "hidden_writes": tuple(result.hidden_writes)}
     if result.error is not None or result.exit_code is None:
         return EngineReply(ok=False, text="", reason=result.error or "engine did not start",
                            could_not_start=True, **common)

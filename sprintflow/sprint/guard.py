@@ -10,7 +10,9 @@ mechanism serves both directions:
 * an allow-list (:func:`outside_scope`): the tester may change nothing but its
   tests folder and its run folder.
 
-Files are copied, not hard-linked: an agent could modify a linked file in place.
+Copies are kept in memory, never on disk, so nothing the agent can write
+reaches them (and a hard link could not be trusted: an agent could modify a
+linked file in place).
 
 Example:
     >>> import tempfile
@@ -24,15 +26,19 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sprintflow.io.hashing import IGNORED_DIRS, file_digest, file_hashes
+from sprintflow.io.layout import STATE_DIR
 from sprintflow.schemas import ProjectConfig, SprintContract
+
+from .harness import describe_change, harness_files
 
 __all__ = ["Guard", "GuardReport", "Scope", "Snapshot", "before_after_diff", "matches", "outside_scope", "paths_scope"]
 
@@ -64,16 +70,25 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
                for p in patterns)
 
 
-def paths_scope(paths: Iterable[str]) -> Scope:
-    """A scope of the named files and folders, with nothing inside them ignored."""
+def paths_scope(paths: Iterable[str], ignored: frozenset[str] = frozenset()) -> Scope:
+    """A scope of the named files and folders, ignoring folders named in ``ignored`` inside them.
+
+    Example:
+        >>> import tempfile
+        >>> app = Path(tempfile.mkdtemp())
+        >>> (app / "evals" / "cache").mkdir(parents=True); _ = (app / "evals" / "a.py").write_text("")
+        >>> _ = (app / "evals" / "cache" / "b").write_text("")
+        >>> sorted(paths_scope(["evals", "missing"], ignored=frozenset({"cache"}))(app))
+        ['evals/a.py']
+    """
     names = [p.rstrip("/") for p in paths]
 
     def scope(workspace: Path) -> dict[str, str]:
         hashes: dict[str, str] = {}
         for rel in names:
             target = workspace / rel
-            if target.is_dir():
-                hashes.update({f"{rel}/{k}": v for k, v in file_hashes(target, frozenset()).items()})
+            if target.is_dir() and not target.is_symlink():
+                hashes.update({f"{rel}/{k}": v for k, v in file_hashes(target, ignored).items()})
             elif target.exists() or target.is_symlink():
                 hashes[rel] = file_digest(target)
         return hashes
@@ -92,37 +107,68 @@ def outside_scope(allowed: Iterable[str], ignored: frozenset[str] = SANDBOX_IGNO
     return scope
 
 
+@dataclass(frozen=True)
+class _Saved:
+    """A file as it was: its bytes and mode, or a symlink's target. Kept in memory only."""
+
+    data: bytes
+    mode: int
+    link: str | None = None
+
+
+def _save(path: Path) -> _Saved:
+    if path.is_symlink():
+        return _Saved(b"", 0, link=os.readlink(path))
+    return _Saved(path.read_bytes(), path.stat().st_mode & 0o7777)
+
+
+def _put_back(saved: _Saved, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if saved.link is not None:
+        target.symlink_to(saved.link)
+        return
+    target.write_bytes(saved.data)
+    target.chmod(saved.mode)
+
+
 class Snapshot:
-    """The files of a scope, hashed and copied aside, until :meth:`restore` puts them back."""
+    """The files of a scope, hashed and copied into this process's memory, until :meth:`restore`.
+
+    The copies never touch the disk: an agent that can write anywhere on the
+    machine cannot edit what will be put back.
+    """
 
     def __init__(self, workspace: Path, scope: Scope):
         self.workspace = workspace
         self.scope = scope
         self.before = scope(workspace)
-        self.backup = Path(tempfile.mkdtemp(prefix="sprintflow-guard-"))
-        for rel in self.before:
-            _copy(workspace / rel, self.backup / rel)
+        self.copies = {rel: _save(workspace / rel) for rel in self.before}
 
-    def restore(self) -> list[str]:
-        """Undo every change inside the scope; return the changed paths, sorted.
+    def changed(self) -> list[str]:
+        """Paths of the scope changed, created or deleted since the snapshot, sorted."""
+        return sorted(before_after_diff(self.before, self.scope(self.workspace)))
 
-        Everything changed is removed before anything is copied back, so a file
-        that became a folder (or the reverse) is put back too. The copies are
-        deleted afterwards.
+    def original(self, rel: str) -> bytes | None:
+        """A file's bytes when the snapshot was taken; None when it did not exist."""
+        saved = self.copies.get(rel)
+        return None if saved is None else saved.data
+
+    def restore(self, only: Iterable[str] | None = None) -> list[str]:
+        """Undo every change inside the scope (or only those named); return the paths undone, sorted.
+
+        Everything changed is removed before anything is put back, so a file
+        that became a folder (or the reverse) is put back too.
         """
-        changed = sorted(before_after_diff(self.before, self.scope(self.workspace)))
+        changed = self.changed()
+        if only is not None:
+            wanted = set(only)
+            changed = [rel for rel in changed if rel in wanted]
         for rel in changed:
             _remove(self.workspace / rel)
         for rel in changed:
-            if rel in self.before:
-                _copy(self.backup / rel, self.workspace / rel)
-        shutil.rmtree(self.backup, ignore_errors=True)
+            if rel in self.copies:
+                _put_back(self.copies[rel], self.workspace / rel)
         return changed
-
-
-def _copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target, follow_symlinks=False)
 
 
 def _remove(path: Path) -> None:
@@ -138,30 +184,60 @@ class GuardReport:
 
     tampered: list[str] = field(default_factory=list)
     """Protected files changed, added or removed (all restored)."""
+    harness: list[str] = field(default_factory=list)
+    """Harness files the generator changed, each with what changed (all restored)."""
+    reviewed: dict[str, str] = field(default_factory=dict)
+    """Harness files changed that estimatedFiles names: kept, with their diff for a reviewer."""
     unexpected: list[str] = field(default_factory=list)
     """Files changed outside the contract's estimatedFiles (reported, kept)."""
     changed: list[str] = field(default_factory=list)
 
 
 class Guard:
-    """Snapshots the protected paths before the generator runs; restores them after.
+    """Watches what the generator must not change, and undoes it after the generator step.
 
-    Protected: ``.sprintflow/``, the held-out evals, ``protected_paths`` and any
-    ``also`` (the tester's tests folder: the code writer must not weaken the tests
-    that judge it).
+    Hidden (the generator cannot even read them while it runs, see :meth:`hidden`):
+    ``.sprintflow/`` (contracts, results, the pinned judge), the held-out evals
+    and any ``also`` (the tester's tests: the code writer must not weaken the tests
+    that judge it). Protected: those, and ``protected_paths``. Harness files
+    (:mod:`~sprintflow.sprint.harness`) are judge inputs: changes are undone unless
+    the contract's ``estimatedFiles`` names them. Every copy is kept in memory.
     """
 
     def __init__(self, workspace: Path, project: ProjectConfig, contract: SprintContract,
                  also: tuple[str, ...] = ()):
         self.workspace = workspace
-        self.protected = [".sprintflow", *project.sprint.held_out, *project.protected_paths, *also]
+        self.secret = [STATE_DIR, *project.sprint.held_out, *also]
         self.expected = contract.estimated_files
         self.before_all = file_hashes(workspace)
-        self.snapshot = Snapshot(workspace, paths_scope(self.protected))
+        # The state folder's reports and history are outputs, not judge inputs: not worth a copy.
+        state = paths_scope([STATE_DIR], ignored=frozenset({"history", "report"}))
+        others = paths_scope([*self.secret[1:], *project.protected_paths])
+        self.snapshot = Snapshot(workspace, lambda root: {**state(root), **others(root)})
+        self.harness = Snapshot(workspace, harness_files)
+
+    def hidden(self) -> tuple[str, ...]:
+        """The absolute paths to hide from the generator's view of the workspace."""
+        return tuple(str((self.workspace / rel).resolve()) for rel in self.secret if (self.workspace / rel).exists())
 
     def check_and_restore(self) -> GuardReport:
-        """Compare, restore any protected path that changed, and report."""
+        """Compare, undo what the generator may not change, and report."""
         tampered = self.snapshot.restore()
+        harness_changed = self.harness.changed()
+        reviewed = [rel for rel in harness_changed if matches(rel, self.expected)]
+        undone = [rel for rel in harness_changed if rel not in reviewed]
+        described = [describe_change(rel, self.harness.original(rel), self.workspace / rel) for rel in undone]
+        diffs = {rel: _diff(rel, self.harness.original(rel), self.workspace / rel) for rel in reviewed}
+        self.harness.restore(only=undone)
         changed = sorted(before_after_diff(self.before_all, file_hashes(self.workspace)))
         unexpected = [f for f in changed if not matches(f, self.expected)]
-        return GuardReport(tampered=tampered, unexpected=unexpected, changed=changed)
+        return GuardReport(tampered=tampered, harness=described, reviewed=diffs, unexpected=unexpected,
+                           changed=changed)
+
+
+def _diff(rel: str, before: bytes | None, after: Path, limit: int = 4000) -> str:
+    """A unified diff of a harness file, bounded, for a reviewer."""
+    old = (before or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = after.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) if after.is_file() else []
+    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    return text if len(text) <= limit else text[:limit] + "\n[… diff cut]\n"

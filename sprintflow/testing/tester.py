@@ -36,7 +36,7 @@ from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.io.process import CommandResult
+from sprintflow.io.process import CommandResult, Containment
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
@@ -314,7 +314,7 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     snapshot = Snapshot(workspace, outside_scope(_sandbox(settings, run_id)))
     prompt = tester_prompt(contract, mode, settings.tests_dir, previous_run, run_id=run_id,
                            command=command, timeout=settings.timeout)
-    reply = run_engine(engine, prompt, cwd=workspace, timeout=project.engines.timeout,
+    reply = run_engine(engine, prompt, cwd=workspace, timeout=project.engines.timeout, contain=Containment(),
                        env=engine_env({"SPRINTFLOW_TESTER_MODE": mode, "SPRINTFLOW_RUN_ID": run_id,
                                        "SPRINTFLOW_TESTS_DIR": settings.tests_dir,
                                        "SPRINTFLOW_CONTRACT_ID": contract.contract_id}))

@@ -40,9 +40,11 @@ def test_the_tester_resumes_retries_and_guards_its_tests_from_the_generator(pref
     journal = tiny / ".sprintflow/runs/sprint/sprint-spec-tiny-1/iteration-1.json"
     journal.parent.mkdir(parents=True)
     journal.write_text(json.dumps(started))
-    # In contract 2's first iteration the generator also deletes the tester's tests.
+    # In contract 2's first iteration the generator also tries to delete and weaken the tester's tests
+    # (hidden from it: the folder it sees is empty, and what it writes there is thrown away).
     weakening = (f"python3 {ENGINE} && if [ $SPRINTFLOW_CONTRACT_ID-$SPRINTFLOW_ITERATION = "
-                 "sprint-spec-tiny-2-1 ]; then rm -rf tests/sprintflow; fi")
+                 "sprint-spec-tiny-2-1 ]; then rm -rf tests/sprintflow/*; "
+                 "echo 'def test_ok(): pass' > tests/sprintflow/test_sprint_spec_tiny_1.py; fi")
 
     outcomes = sprint_flow(str(tiny), engine=weakening, executor="local", max_iterations=3)
 
@@ -53,12 +55,12 @@ def test_the_tester_resumes_retries_and_guards_its_tests_from_the_generator(pref
     assert second["tester"]["mode"] == "retry" and second["tester"]["ok"]
     other = _journal(tiny, "sprint-spec-tiny-2", 1)
     assert other["tester"]["mode"] == "test"
-    assert other["tampered"] == ["tests/sprintflow/test_sprint_spec_tiny_1.py"]
-    assert (tiny / "tests/sprintflow/test_sprint_spec_tiny_1.py").exists()
+    assert other["hiddenWrites"] == ["tests/sprintflow/test_sprint_spec_tiny_1.py"]
+    assert "def test_ok" not in (tiny / "tests/sprintflow/test_sprint_spec_tiny_1.py").read_text()
 
     failed = _eval(tiny, "eval-sprint-spec-tiny-1-1")
     assert any("[sc-1-2] fails. Hint:" in f.description for f in failed.generator_feedback)
-    # The generator's tampering with the tests was undone and blocked its iteration.
+    # The generator's tampering with the tests changed nothing and blocked its iteration.
     tampered = _eval(tiny, "eval-sprint-spec-tiny-2-1")
     assert tampered.overall_result == "fail"
     assert any("tests/sprintflow/test_sprint_spec_tiny_1.py" in f.description and f.priority.value == "critical"

@@ -73,3 +73,56 @@ def test_capped_buffer_keeps_head_and_tail():
         buffer.write(chunk)
     assert buffer.text().startswith("abcde") and buffer.text().endswith("vwxyz")
     assert buffer.dropped == 16
+
+
+def _escapes(marker: str) -> str:
+    """A command that leaves daemons the process group cannot reach: setsid, and a double fork."""
+    return f"(setsid sh -c '{marker} & wait' &) ; (sh -c '{marker} &' &) ; {marker}"
+
+
+def test_contained_timeouts_leave_no_process_behind_setsid_and_double_forks_included(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sprintflow.io.process import Containment, containment_unavailable
+
+    assert containment_unavailable() is None, containment_unavailable()
+    marker = f"sleep {7000 + os.getpid() % 997}"
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        results = list(pool.map(lambda _: run_command(_escapes(marker), cwd=tmp_path, timeout=0.3,
+                                                      contain=Containment()), range(100)))
+    assert all(result.timed_out for result in results)
+    time.sleep(0.3)
+    assert _alive(marker) == 0
+
+
+def test_uncontained_setsid_daemons_do_escape_the_group_kill(tmp_path):
+    """Why containment exists: the process group alone misses a setsid daemon."""
+    marker = f"sleep {6000 + os.getpid() % 997}"
+    run_command(_escapes(marker), cwd=tmp_path, timeout=0.3)
+    time.sleep(0.3)
+    try:
+        assert _alive(marker) >= 1
+    finally:
+        os.system(f"pkill -f '{marker}'")
+
+
+def test_contained_commands_cannot_see_or_change_hidden_paths(tmp_path):
+    from sprintflow.io.process import Containment
+
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "held_out.py").write_text("SECRET = 42\n")
+    (tmp_path / "answer.txt").write_text("the answer\n")
+    hide = (str(tmp_path / "evals"), str(tmp_path / "answer.txt"))
+    result = run_command("ls -A evals; cat answer.txt evals/held_out.py; echo 0 > evals/held_out.py; umount evals; "
+                         "echo done", cwd=tmp_path, timeout=10, contain=Containment(hide=hide))
+    assert result.stdout == "done\n", result.stdout
+    assert "must be superuser" in result.stderr or "Operation not permitted" in result.stderr
+    assert (tmp_path / "evals" / "held_out.py").read_text() == "SECRET = 42\n"
+    assert sorted(p.name for p in (tmp_path / "evals").iterdir()) == ["held_out.py"]
+
+
+def test_a_contained_command_reads_its_stdin_and_keeps_its_exit_code(tmp_path):
+    from sprintflow.io.process import Containment
+
+    result = run_command("tr a-z A-Z; exit 4", cwd=tmp_path, timeout=10, stdin=b"prompt", contain=Containment())
+    assert (result.stdout, result.exit_code) == ("PROMPT", 4)

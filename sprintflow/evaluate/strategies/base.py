@@ -111,6 +111,12 @@ class Strategy(ABC, Generic[C]):
         report = settings.report if isinstance(settings, CommandSettings) else None
         return workspace / report if report else None
 
+    def outputs(self) -> list[str]:
+        """Workspace paths this strategy is expected to write (beyond tool caches): its report."""
+        settings = self.config.config
+        report = settings.report if isinstance(settings, CommandSettings) else None
+        return [report] if report else []
+
     # How it is judged
     def judge(self, run: StrategyRun) -> Judged:
         """Run, parse once, judge: a command strategy's whole verdict."""

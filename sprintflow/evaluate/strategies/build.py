@@ -18,6 +18,9 @@ class BuildStrategy(Strategy[BuildConfig]):
     default_command = "npm run build"
     command_key = "build"
 
+    def outputs(self) -> list[str]:
+        return [*super().outputs(), self.config.config.output_dir]
+
     def verdict(self, run: StrategyRun, command: str, outcome: CommandResult,
                 parsed: ParsedReport | None) -> tuple[Outcome, str]:
         verdict, details = exit_code_verdict(command, outcome, parsed)

@@ -1,0 +1,68 @@
+"""One sprint or evaluation per workspace: a second one refuses, saying who holds the workspace.
+
+The lock is an advisory lock on ``.sprintflow/lock`` (released by the kernel if
+its holder dies, even by SIGKILL, so a killed run never blocks the next). It is
+reentrant within a process: the sprint holds it, and the evaluations it runs as
+subflows pass through.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sprintflow.errors import WorkspaceBusy
+
+from .files import file_lock
+from .layout import WorkspaceLayout
+
+__all__ = ["workspace_lock"]
+
+_held: dict[str, int] = {}
+_guard = threading.Lock()
+
+
+@contextmanager
+def workspace_lock(workspace: Path | str) -> Iterator[None]:
+    """Hold the workspace for the ``with`` block, or raise ``WorkspaceBusy`` naming the holder.
+
+    Example:
+        >>> import tempfile
+        >>> workspace = tempfile.mkdtemp()
+        >>> with workspace_lock(workspace), workspace_lock(workspace):  # reentrant in one process
+        ...     "working"
+        'working'
+    """
+    path = WorkspaceLayout(Path(workspace)).lock_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = str(path.resolve())
+    with _guard:
+        reentered = key in _held
+        if reentered:
+            _held[key] += 1
+    if reentered:
+        try:
+            yield
+        finally:
+            with _guard:
+                _held[key] -= 1
+        return
+    with file_lock(path, wait=False) as held:
+        if not held:
+            holder = path.read_text(encoding="utf-8", errors="replace").strip() or "another process"
+            raise WorkspaceBusy(f"{workspace}: {holder} is working on this workspace; wait for it to finish "
+                                "(a sprint or evaluation runs alone per workspace)")
+        path.write_text(f"sprintflow (pid {os.getpid()} on {socket.gethostname()}, since "
+                        f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC)\n", encoding="utf-8")
+        with _guard:
+            _held[key] = 1
+        try:
+            yield
+        finally:
+            with _guard:
+                del _held[key]

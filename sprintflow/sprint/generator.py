@@ -1,0 +1,40 @@
+"""One generator step: the engine changes the workspace, contained, blind to what judges it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sprintflow.io.process import Containment, containment_unavailable
+
+from .engines import engine_env, run_engine
+
+__all__ = ["RAW_KEPT", "generate"]
+
+RAW_KEPT = 20_000
+"""Characters of the generator's stdout and stderr kept in the iteration journal."""
+
+
+def generate(workspace: Path, contract_id: str, iteration: int, engine: str, prompt: str, timeout: float,
+             hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the generator engine once; returns the iteration journal's entry for the step.
+
+    The engine runs contained (:class:`~sprintflow.io.process.Containment`): the
+    ``hidden`` paths (the state folder, held-out evals, the tester's tests) are
+    covered for it, and nothing it starts outlives it. Its failure is a failed
+    step with the raw output kept, never an exception.
+    """
+    env = engine_env({"SPRINTFLOW_CONTRACT_ID": contract_id, "SPRINTFLOW_ITERATION": str(iteration),
+                      "SPRINTFLOW_WORKSPACE": str(workspace)})
+    reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=Containment(hide=hidden))
+    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code,
+            "durationMs": round(reply.duration_s * 1000),
+            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
+            "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:],
+            "hiddenWrites": [_relative(path, workspace) for path in reply.hidden_writes],
+            "uncontained": containment_unavailable()}
+
+
+def _relative(path: str, workspace: Path) -> str:
+    resolved = workspace.resolve()
+    return Path(path).relative_to(resolved).as_posix() if Path(path).is_relative_to(resolved) else path
