@@ -25,6 +25,7 @@ from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import resolve_engine
+from sprintflow.sprint.findings import generator_findings, generator_usage
 from sprintflow.sprint.guard import Guard
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import pin_judge, release_pin
@@ -52,44 +53,12 @@ def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract,
     entry = generate_task(workspace, contract.contract_id, iteration, engine,
                           generator_prompt(contract, iteration, previous), project.engines.timeout, guard.hidden())
     report = guard.check_and_restore()
-    entry.update(tampered=report.tampered, harness=report.harness, reviewed=report.reviewed,
-                 unexpected=report.unexpected, changed=report.changed)
+    entry.update(tampered=report.tampered, harness=report.harness, tests=report.tests, reviewed=report.reviewed,
+                 reaches=report.reaches, unexpected=report.unexpected, changed=report.changed)
     if project.sprint.branch_pattern:
         entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration)
     write_journal(workspace, contract.contract_id, iteration, entry)
     return entry
-
-
-def _usage(entry: dict, engine: str) -> dict:
-    """What the generator step cost, for the history rows."""
-    tokens = [entry.get("inputTokens"), entry.get("outputTokens")]
-    return {"engine": engine, "cost": entry.get("costUsd"),
-            "tokens": sum(t for t in tokens if t is not None) if any(t is not None for t in tokens) else None}
-
-
-def _findings(entry: dict) -> tuple[list[str], list[str]]:
-    blocking = []
-    if not entry["ok"]:
-        blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration "
-                        "journal under .sprintflow/runs/sprint/.")
-    if entry["tampered"]:
-        blocking.append("The generator changed protected files, which were restored: "
-                        + ", ".join(entry["tampered"][:20]))
-    if entry.get("hiddenWrites"):
-        blocking.append("The generator wrote into files hidden from it (held-out evals, the tester's tests, "
-                        "sprintflow's state), which were thrown away: " + ", ".join(entry["hiddenWrites"][:20]))
-    if entry.get("harness"):
-        blocking.append("The generator changed files that decide how the code is judged (test-runner and linter "
-                        "configuration, conftest.py, package.json scripts, sprintflow's config), which were "
-                        "restored: " + ", ".join(entry["harness"][:20]))
-    notes = ([f"Files changed outside estimatedFiles: {', '.join(entry['unexpected'][:20])}"]
-             if entry["unexpected"] else [])
-    notes += [f"{rel} decides how the code is judged; the contract lets the generator change it, so the change "
-              f"is kept. Review it:\n{diff}" for rel, diff in (entry.get("reviewed") or {}).items()]
-    if entry.get("uncontained"):
-        notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files "
-                     "and leave processes behind.")
-    return blocking, notes
 
 
 def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int, engine: str,
@@ -126,12 +95,12 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
         entry = read_journal(workspace, contract.contract_id, iteration)
         if result is None or entry is None:
             entry = entry or _generate(workspace, project, contract, iteration, engine, tester)
-            blocking, notes = _findings(entry)
+            blocking, notes = generator_findings(entry)
             if tester:
                 more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
                 blocking, notes = blocking + more_blocking, notes + more_notes
             result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
-                                   blocking_issues=blocking, notes=notes, usage=_usage(entry, engine),
+                                   blocking_issues=blocking, notes=notes, usage=generator_usage(entry, engine),
                                    config=project.to_dict())
         record_iteration(contract, result)
         write_contract(path, contract)

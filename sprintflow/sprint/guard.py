@@ -38,7 +38,7 @@ from sprintflow.io.hashing import IGNORED_DIRS, file_digest, file_hashes
 from sprintflow.io.layout import STATE_DIR
 from sprintflow.schemas import ProjectConfig, SprintContract
 
-from .harness import describe_change, harness_files
+from .harness import describe_change, harness_files, reaches_into_judge, test_files
 
 __all__ = ["Guard", "GuardReport", "Scope", "Snapshot", "before_after_diff", "matches", "outside_scope", "paths_scope"]
 
@@ -186,8 +186,12 @@ class GuardReport:
     """Protected files changed, added or removed (all restored)."""
     harness: list[str] = field(default_factory=list)
     """Harness files the generator changed, each with what changed (all restored)."""
+    tests: list[str] = field(default_factory=list)
+    """Existing tests the generator changed or deleted, each with what happened (all restored)."""
     reviewed: dict[str, str] = field(default_factory=dict)
-    """Harness files changed that estimatedFiles names: kept, with their diff for a reviewer."""
+    """Harness files and tests changed that estimatedFiles names: kept, with their diff for a reviewer."""
+    reaches: list[str] = field(default_factory=list)
+    """Lines the generator added that reach into the test runner (``file:line reaches into …``)."""
     unexpected: list[str] = field(default_factory=list)
     """Files changed outside the contract's estimatedFiles (reported, kept)."""
     changed: list[str] = field(default_factory=list)
@@ -210,11 +214,13 @@ class Guard:
         self.secret = [STATE_DIR, *project.sprint.held_out, *also]
         self.expected = contract.estimated_files
         self.before_all = file_hashes(workspace)
+        self.sources = _small_files(workspace, self.before_all)
         # The state folder's reports and history are outputs, not judge inputs: not worth a copy.
         state = paths_scope([STATE_DIR], ignored=frozenset({"history", "report"}))
         others = paths_scope([*self.secret[1:], *project.protected_paths])
         self.snapshot = Snapshot(workspace, lambda root: {**state(root), **others(root)})
         self.harness = Snapshot(workspace, harness_files)
+        self.tests = Snapshot(workspace, test_files)
 
     def hidden(self) -> tuple[str, ...]:
         """The absolute paths to hide from the generator's view of the workspace."""
@@ -223,16 +229,45 @@ class Guard:
     def check_and_restore(self) -> GuardReport:
         """Compare, undo what the generator may not change, and report."""
         tampered = self.snapshot.restore()
-        harness_changed = self.harness.changed()
-        reviewed = [rel for rel in harness_changed if matches(rel, self.expected)]
-        undone = [rel for rel in harness_changed if rel not in reviewed]
-        described = [describe_change(rel, self.harness.original(rel), self.workspace / rel) for rel in undone]
-        diffs = {rel: _diff(rel, self.harness.original(rel), self.workspace / rel) for rel in reviewed}
-        self.harness.restore(only=undone)
+        harness, harness_diffs = self._judge_inputs(self.harness, self.harness.changed())
+        # New tests are welcome; changing or deleting the tests that are there is not.
+        tests, test_diffs = self._judge_inputs(self.tests, [r for r in self.tests.changed() if r in self.tests.before])
         changed = sorted(before_after_diff(self.before_all, file_hashes(self.workspace)))
         unexpected = [f for f in changed if not matches(f, self.expected)]
-        return GuardReport(tampered=tampered, harness=described, reviewed=diffs, unexpected=unexpected,
-                           changed=changed)
+        reaches = [hit for rel in changed if (self.workspace / rel).is_file()
+                   for hit in reaches_into_judge(rel, self.sources.get(rel), self.workspace / rel)]
+        return GuardReport(tampered=tampered, harness=harness, tests=tests, reviewed={**harness_diffs, **test_diffs},
+                           reaches=reaches, unexpected=unexpected, changed=changed)
+
+    def _judge_inputs(self, snapshot: Snapshot, changed: list[str]) -> tuple[list[str], dict[str, str]]:
+        """Undo changes to judge inputs the contract does not name; describe them, and diff the named ones."""
+        reviewed = [rel for rel in changed if matches(rel, self.expected)]
+        undone = [rel for rel in changed if rel not in reviewed]
+        described = [describe_change(rel, snapshot.original(rel), self.workspace / rel) for rel in undone]
+        diffs = {rel: _diff(rel, snapshot.original(rel), self.workspace / rel) for rel in reviewed}
+        snapshot.restore(only=undone)
+        return described, diffs
+
+
+SOURCE_COPY_LIMIT = 64 << 20
+"""Bytes of small workspace files kept to tell the lines a generator added from those already there."""
+
+
+def _small_files(workspace: Path, files: dict[str, str], file_limit: int = 256 << 10) -> dict[str, bytes]:
+    """The content of the workspace's small files, up to :data:`SOURCE_COPY_LIMIT` in all."""
+    kept: dict[str, bytes] = {}
+    budget = SOURCE_COPY_LIMIT
+    for rel in files:
+        path = workspace / rel
+        try:
+            size = path.lstat().st_size
+            if path.is_symlink() or size > file_limit or size > budget:
+                continue
+            kept[rel] = path.read_bytes()
+        except OSError:
+            continue
+        budget -= size
+    return kept
 
 
 def _diff(rel: str, before: bytes | None, after: Path, limit: int = 4000) -> str:

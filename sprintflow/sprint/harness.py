@@ -30,6 +30,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,15 +38,23 @@ from typing import Any
 
 from sprintflow.io.hashing import IGNORED_DIRS, file_digest
 
-__all__ = ["HARNESS_NAMES", "SECTIONS", "describe_change", "harness_files"]
+__all__ = ["HARNESS_NAMES", "JUDGE_REACH", "SECTIONS", "TEST_FOLDERS", "TEST_NAMES", "describe_change",
+           "harness_files", "reaches_into_judge", "test_files"]
 
 HARNESS_NAMES = (
     "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "sitecustomize.py", "usercustomize.py", "*.pth",
     "vitest.config.*", "vitest.workspace.*", "vite.config.*", "jest.config.*", "jest.setup.*",
     "playwright.config.*", "eslint.config.*", ".eslintrc*", "tsconfig*.json", ".npmrc", ".mocharc*",
     "babel.config.*", ".babelrc*", "sprintflow.toml", "bober.config.json",
+    "pytest.py", "unittest.py", "_pytest", "mypy.py", "ruff.py",
 )
-"""File names (globs) watched wherever they are, dependency and cache folders excepted."""
+"""File names (globs) watched wherever they are, dependency and cache folders excepted. The last
+ones shadow the test tools themselves (``python -m pytest`` imports a ``pytest.py`` beside it)."""
+
+TEST_NAMES = ("test_*.py", "*_test.py", "*.test.*", "*.spec.*", "*.snap")
+TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "e2e", "spec", "__snapshots__"})
+"""Tests, found by name or by folder: existing ones judge the code, so the generator may add tests
+but not change or delete those that are there (unless estimatedFiles names them)."""
 
 SECTIONS: dict[str, tuple[tuple[str, ...], ...]] = {
     "pyproject.toml": (("tool", "pytest"), ("tool", "ruff"), ("tool", "mypy"), ("tool", "coverage"),
@@ -95,8 +104,63 @@ def harness_files(workspace: Path) -> dict[str, str]:
         if path.name in SECTIONS and not path.is_symlink():
             canonical = json.dumps(_sections(path), sort_keys=True, default=str)
             found[rel] = "sections:" + hashlib.sha256(canonical.encode()).hexdigest()
-        elif any(fnmatch.fnmatch(path.name, pattern) for pattern in HARNESS_NAMES):
+        elif any(fnmatch.fnmatch(path.name, pattern) for pattern in HARNESS_NAMES) or \
+                any(part in HARNESS_NAMES for part in Path(rel).parts[:-1]):
             found[rel] = file_digest(path)
+    return found
+
+
+def test_files(workspace: Path) -> dict[str, str]:
+    """Relative path -> digest of every test file (by name, or inside a tests folder).
+
+    Example:
+        >>> import tempfile
+        >>> app = Path(tempfile.mkdtemp())
+        >>> (app / "tests").mkdir(); _ = (app / "tests" / "helpers.py").write_text("")
+        >>> _ = (app / "calc_test.py").write_text(""); _ = (app / "calc.py").write_text("")
+        >>> sorted(test_files(app))
+        ['calc_test.py', 'tests/helpers.py']
+    """
+    found: dict[str, str] = {}
+    for path in _walk(workspace):
+        rel = path.relative_to(workspace)
+        if TEST_FOLDERS.intersection(rel.parts[:-1]) or any(fnmatch.fnmatch(path.name, n) for n in TEST_NAMES):
+            found[rel.as_posix()] = file_digest(path)
+    return found
+
+
+JUDGE_REACH: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("pytest's internals", re.compile(r"\b_pytest\b|\bpytest_runtest_\w+|\bpytest_collection_modifyitems\b")),
+    ("the module table (sys.modules)", re.compile(r"\bsys\.modules\s*\[[^\]]+\]\s*=(?!=)|sys\.modules\.update\(")),
+    ("builtins", re.compile(r"\bbuiltins\.\w+\s*=(?!=)|__builtins__")),
+    ("a hard exit that skips the runner's report", re.compile(r"\bos\._exit\(|\bprocess\.(?:exit|reallyExit)\(")),
+    ("the test framework's globals", re.compile(r"globalThis\.(?:expect|it|test|describe|vi)\s*=(?!=)")),
+)
+"""What code under test (and new tests) have no business doing: reaching into the runner that judges them."""
+
+
+def reaches_into_judge(rel: str, before: bytes | None, after: Path) -> list[str]:
+    """``file:line: reaches into …`` for each line the generator added that tampers with the test runner.
+
+    Example:
+        >>> import tempfile
+        >>> src = Path(tempfile.mkdtemp()) / "calc.py"
+        >>> _ = src.write_text("import _pytest.runner\\ndef add(a, b):\\n    return a + b\\n")
+        >>> reaches_into_judge("src/calc.py", b"def add(a, b):\\n    return a - b\\n", src)
+        ["src/calc.py:1 reaches into pytest's internals"]
+    """
+    try:
+        new = after.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    old = set((before or b"").decode("utf-8", errors="replace").splitlines())
+    found = []
+    for number, line in enumerate(new, start=1):
+        if line in old:
+            continue
+        for what, pattern in JUDGE_REACH:
+            if pattern.search(line):
+                found.append(f"{rel}:{number} reaches into {what}")
     return found
 
 

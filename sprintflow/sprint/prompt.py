@@ -18,8 +18,11 @@ def generator_prompt(contract: SprintContract, iteration: int, previous: EvalRes
         f"## Success criteria\n{criteria}",
         f"## Generator notes\n{contract.generator_notes}",
         "## Files you are expected to touch\n" + "\n".join(f"- {f}" for f in contract.estimated_files),
-        "Do not modify .sprintflow/, the held-out evals or other protected paths: changes there are "
-        "detected, undone, and fail the iteration.",
+        "How the work is judged is not yours to change: .sprintflow/ and the held-out evals are hidden "
+        "from you; the files that configure the judges (conftest.py, test-runner, linter and compiler "
+        "configs, package.json scripts, sprintflow's config) and the tests already there may only change "
+        "when listed above. Add new tests freely. Other changes to them are detected, undone, and fail "
+        "the iteration.",
     ]
     if previous is not None:
         feedback = "\n".join(

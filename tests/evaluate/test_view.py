@@ -1,0 +1,69 @@
+"""The evaluation view: each strategy in its own layer over the workspace; what it wrote is its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sprintflow.evaluate.view import open_view, overlay_unavailable
+from sprintflow.io.hashing import file_hashes
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return file_hashes(root, frozenset())  # everything, caches and outputs included
+
+
+def test_layers_see_the_workspace_and_keep_what_they_write(tmp_path):
+    assert overlay_unavailable() is None, overlay_unavailable()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/app.py").write_text("x = 1\n")
+    (tmp_path / "README").write_text("r")
+    before = _tree(tmp_path)
+    view = open_view(tmp_path)
+    try:
+        with view.layer("0-build") as root:
+            (root / "dist").mkdir()
+            (root / "dist/app.js").write_text("built")
+        with view.layer("1-lint") as root:
+            (root / "src/app.py").write_text("x = 2\n")  # an autofix
+            (root / "README").unlink()
+            (root / ".ruff_cache").mkdir()
+            (root / ".ruff_cache/x").write_text("cache")
+            (root / "src/other.py").write_text("x = 1\n")
+        with view.layer("2-api", below=["0-build"]) as root:
+            assert (root / "dist/app.js").read_text() == "built"  # the build's output, stacked
+            assert (root / "src/app.py").read_text() == "x = 1\n"  # not the lint layer's write
+        assert view.changed_sources("0-build", expected=["dist"]) == []
+        assert view.changed_sources("1-lint") == ["README", "src/app.py", "src/other.py"]
+        assert view.changed_sources("2-api") == []
+    finally:
+        view.close()
+    assert _tree(tmp_path) == before
+    assert not view.root.exists()
+
+
+def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is_unchanged(prefect_harness, tmp_path):
+    from sprintflow.flows.evaluate import evaluate_flow
+
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src/app.py").write_text("import os\n\n\ndef f():\n    return 1\n")
+    (workspace / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n\n[tool.ruff]\nfix = true\n')
+    (workspace / "sprintflow.toml").write_text(
+        '[[evaluator.strategies]]\ntype = "build"\ncommand = "python3 -m compileall -q src"\n\n'
+        '[[evaluator.strategies]]\ntype = "lint"\ncommand = "python3 -m ruff check --no-cache src"\n')
+    contract = workspace / "contract.json"
+    contract.write_text(json.dumps({
+        "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
+        "status": "proposed", "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+        "generatorNotes": "", "evaluatorNotes": "", "estimatedDuration": "small",
+        "successCriteria": [{"criterionId": "sc-1-1", "description": "It compiles.", "verificationMethod": "build",
+                             "required": True},
+                            {"criterionId": "sc-1-2", "description": "Lint is clean.", "verificationMethod": "lint",
+                             "required": True}]}))
+    before = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
+    result = evaluate_flow(str(workspace), str(contract), executor="local", use_cache=False)
+    lint = next(s for s in result.strategy_results if s.strategy == "lint")
+    assert lint.result.value == "fail" and "modified sources while checking them: src/app.py" in lint.details
+    after = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
+    assert after == before  # no __pycache__ from the build either: every write stayed in its layer
