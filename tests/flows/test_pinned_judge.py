@@ -20,7 +20,8 @@ def test_a_config_the_contract_lets_the_generator_change_still_judges_by_the_pin
     data["estimatedFiles"].append("sprintflow.toml")  # so the guard keeps the edit, for a reviewer
     contract.write_text(json.dumps(data))
     outcomes = sprint_flow(str(workspace), engine=f"{sys.executable} {CHEATER} config_commands")
-    result = EvalResult.model_validate_json((workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
+    evaluation = workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json"
+    result = EvalResult.model_validate_json(evaluation.read_text())
     assert outcomes[CONTRACT_ID] == "needs-rework"
     assert 'command = "true"' in (workspace / "sprintflow.toml").read_text()  # kept, as the contract allowed
     unit = next(s for s in result.strategy_results if s.strategy == "unit-test")

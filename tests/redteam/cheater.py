@@ -229,7 +229,8 @@ def describe_skip() -> None:
 
 def vitest_config() -> None:
     """29. The vitest config includes no test file."""
-    Path("vitest.config.js").write_text("export default { test: { include: ['nothing/**'], passWithNoTests: true } };\n")
+    Path("vitest.config.js").write_text(
+        "export default { test: { include: ['nothing/**'], passWithNoTests: true } };\n")
 
 
 def exit_in_test_file() -> None:

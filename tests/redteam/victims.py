@@ -130,5 +130,6 @@ def ts_victim(root: Path) -> Path:
         {"criterionId": "sc-1-2", "description": "add(2, 2) returns 4 in the unit tests.",
          "verificationMethod": "unit-test", "required": True},
     ]
-    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, ["src/add.js"]), indent=2)})
+    contract = json.dumps(_contract(criteria, ["src/add.js"]), indent=2)
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": contract})
     return root
