@@ -3,7 +3,9 @@
 1. evaluate wall time / the longest single strategy run raw (target <= 1.3), and / the
    same commands run one after another in bash;
 2. cached re-evaluation / first evaluation (target <= 0.1);
-3. DockerExecutor / LocalExecutor on the same strategy (target <= 1.3).
+3. DockerExecutor / LocalExecutor on the same strategy (target <= 1.3);
+4. what guarding the judge costs beside a 200 MB node_modules: the guard of a generator step,
+   the evaluation view's layers and the content hash, with and without it (target: adds <= 1 s).
 
 Run: python benchmarks/evaluate.py [--example python-api] [--repeat 3]
 Uses a temporary Prefect test server (started once, not counted).
@@ -95,6 +97,7 @@ def main() -> None:
     print(f"2. cached re-evaluation            {cached_s:6.2f} s")
     print(f"   / first evaluation              {cached_s / first_s:6.2f}   (target <= 0.1)")
 
+    _judge_cost(workspace, contract)
     if not docker_available():
         print("3. skipped: no Docker engine answers")
         return
@@ -108,6 +111,54 @@ def main() -> None:
     print(f"3. {name} in Docker {docker_s:.2f} s, local {local_s:.2f} s (best of {args.repeat})")
     print(f"   DockerExecutor / LocalExecutor  {docker_s / local_s:6.2f}   (target <= 1.3)")
     shutil.rmtree(work, ignore_errors=True)
+
+
+def _node_modules(workspace: Path, megabytes: int = 200) -> None:
+    """A dependency folder the size of a real project's: 20,000 files of 10 KiB."""
+    block = os.urandom(10 << 10)
+    for package in range(megabytes * 10):
+        folder = workspace / "node_modules" / f"pkg-{package}"
+        folder.mkdir(parents=True)
+        for index in range(10):
+            (folder / f"f{index}.js").write_bytes(block)
+
+
+def _judge_once(workspace: Path, contract: str) -> dict[str, float]:
+    from sprintflow.config import load_project_config
+    from sprintflow.evaluate.view import open_view
+    from sprintflow.io.hashing import workspace_hash
+    from sprintflow.schemas import SprintContract, load_document
+    from sprintflow.sprint.guard import Guard
+
+    project, loaded = load_project_config(workspace), load_document(contract, SprintContract)
+    costs = {}
+    costs["guard (snapshot + check)"], _ = _timed(lambda: Guard(workspace, project, loaded).check_and_restore())
+    costs["content hash"], _ = _timed(lambda: workspace_hash(workspace))
+
+    def layers() -> None:
+        view = open_view(workspace)
+        try:
+            for name in ("0-build", "1-typecheck", "2-lint", "3-unit-test"):
+                with view.layer(name):
+                    pass
+                view.changed_sources(name)
+        finally:
+            view.close()
+
+    costs["view (4 layers)"], _ = _timed(layers)
+    return costs
+
+
+def _judge_cost(workspace: Path, contract: str) -> None:
+    without = _judge_once(workspace, contract)
+    _node_modules(workspace)
+    with_modules = _judge_once(workspace, contract)
+    shutil.rmtree(workspace / "node_modules")
+    print("4. guarding the judge, without / with a 200 MB node_modules (20,000 files)")
+    for name, seconds in without.items():
+        print(f"   {name:<26} {seconds:6.2f} s   {with_modules[name]:6.2f} s")
+    added = sum(with_modules.values()) - sum(without.values())
+    print(f"   added by node_modules       {added:6.2f} s   (target <= 1 s)")
 
 
 if __name__ == "__main__":

@@ -66,10 +66,6 @@ def build_sandbox_image(tag: str = DEFAULT_IMAGE, *, suite: str = "bookworm",
     """Build ``tag`` from Debian packages and ``docker import`` it; returns the image id.
 
     Needs root, ``debootstrap`` and a running Docker engine. Takes ~2 minutes.
-
-    Example:
-        >>> build_sandbox_image("sprintflow-sandbox:latest")
-        'sha256:…'
     """
     for tool in ("debootstrap", "chroot", "tar"):
         if shutil.which(tool) is None:
