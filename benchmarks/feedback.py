@@ -60,6 +60,7 @@ class Run:
     strategy: str
     plain: bool
     expects: list[str]
+    evaluate: bool
     command: str
     tool: str
     spec: ReportSpec
@@ -124,6 +125,7 @@ def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
             spec = infer_report(recording["command"], workspace)
             result = judge(entry["strategy"], recording, spec, [meta["root"]])
             runs.append(Run(project["name"], entry["id"], entry["strategy"], entry["plain"], entry["expects"],
+                            entry.get("evaluate", True),
                             recording["command"], recording["toolVersion"], spec, result))
     return runs, faults
 
@@ -159,6 +161,8 @@ def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
     plain: dict[str, list[Run]] = defaultdict(list)
     configured: dict[str, Run] = {}
     for run in runs:
+        if not run.evaluate:
+            continue
         if run.plain and run.result.exit_code != 127:  # a tool that could not start names no fault
             plain[run.strategy].append(run)
         elif not run.plain:

@@ -62,12 +62,31 @@ def record_project(project: dict, root: Path, toolchains: dict[str, str], out: P
             "manifests": {name: (root / name).read_text(encoding="utf-8")
                           for name in MANIFESTS if (root / name).is_file()},
         })
+        sources = _snapshot(root)
         for run in project["runs"]:
             print(f"{project['name']}/{run['id']}: {run.get('run', run['command'])}", file=sys.stderr)
             _write_json(out / f"{run['id']}.json", record_run(project, run, root, toolchains))
+            _restore(root, sources)  # `ruff check` with `fix = true` rewrites files: undo it
     finally:
         for name, text in originals.items():
             (root / name).write_text(text, encoding="utf-8")
+
+
+SOURCE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".mjs", ".cjs", ".json", ".toml")
+SKIPPED_DIRS = {"node_modules", ".git", ".sprintflow", "__pycache__", ".mypy_cache", ".ruff_cache"}
+
+
+def _snapshot(root: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in root.rglob("*")
+            if path.suffix in SOURCE_SUFFIXES and path.is_file()
+            and not SKIPPED_DIRS.intersection(path.relative_to(root).parts)}
+
+
+def _restore(root: Path, sources: dict[Path, bytes]) -> None:
+    for path, content in sources.items():
+        if not path.is_file() or path.read_bytes() != content:
+            print(f"  restoring {path.relative_to(root)}, which the command changed", file=sys.stderr)
+            path.write_bytes(content)
 
 
 def apply_faults(root: Path, faults: list[dict]) -> dict[str, dict]:
