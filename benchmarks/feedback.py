@@ -12,8 +12,9 @@ criterion and regression items are produced, as in a real sprint).
 It prints, per evaluation, how many injected faults the feedback names at the
 right file:line (recall: out of the faults the evaluation's tools can report,
 as each recorded command's ``expects`` says; a fault no tool there can see is
-listed apart) and how many feedback items it holds per fault (noise), then the totals for plain commands (what a user writes first: ``npm
-run lint``, ``pytest``, ``mypy src``) and for configured ones (explicit reporters).
+listed apart) and how many feedback items it holds per fault (noise), then the
+totals for plain commands (what a user writes first: ``npm run lint``,
+``pytest``, ``mypy src``) and for configured ones (explicit reporters).
 Goal: recall >= 95 % with plain commands, <= 1.5 items per fault.
 
     python benchmarks/feedback.py [--runs]    # --runs: also one line per recorded command
@@ -45,6 +46,7 @@ from sprintflow.schemas import (  # noqa: E402
     Score,
     StrategyResult,
     SuccessCriterion,
+    VerificationMethod,
 )
 
 FIXTURES = ROOT / "tests" / "fixtures" / "feedback"
@@ -96,12 +98,12 @@ def main() -> int:
     print()
     for key in ("plain", "plain:typescript", "plain:python", "configured", "configured:typescript",
                 "configured:python"):
-        found, faults, items = totals[key]
-        if faults:
-            print(f"{key:<22} recall {found}/{faults} = {found / faults:6.1%}   "
-                  f"items per fault {items / faults:4.2f}")
-    found, faults, items = totals["plain"]
-    met = found / faults >= GOAL_RECALL and items / faults <= GOAL_NOISE
+        n_named, n_faults, n_items = totals[key]
+        if n_faults:
+            print(f"{key:<22} recall {n_named}/{n_faults} = {n_named / n_faults:6.1%}   "
+                  f"items per fault {n_items / n_faults:4.2f}")
+    n_named, n_faults, n_items = totals["plain"]
+    met = n_named / n_faults >= GOAL_RECALL and n_items / n_faults <= GOAL_NOISE
     print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault: "
           f"{'met' if met else 'NOT met'}")
     return 0
@@ -180,7 +182,8 @@ def feedback_for(runs: list[Run]) -> list[GeneratorFeedback]:
     """The generator feedback of one evaluation, with criteria and regressions as a sprint has them."""
     strategies = [run.result for run in runs]
     criteria = [judge_by_strategy(SuccessCriterion(criterion_id=f"sc-1-{i + 1}", description=f"{s.strategy} passes",
-                                                   verification_method=s.strategy, required=True), s)
+                                                   verification_method=VerificationMethod(s.strategy),
+                                                   required=True), s)
                 for i, s in enumerate(strategies)]
     previous = EvalResult(
         eval_id="eval-bench-1", contract_id="bench", spec_id="spec-bench", timestamp="2026-01-01T00:00:00Z",

@@ -86,6 +86,8 @@ class DeclaredDependencies:
     own_modules: frozenset[str] = frozenset()
     """Top-level Python packages and modules the workspace itself contains."""
     own_files: frozenset[str] = field(default=frozenset(), repr=False)
+    project: str | None = None
+    """The project's own distribution name (``[project] name``), normalised."""
     """Workspace-relative ``.py`` paths, to tell a missing own submodule (code) from an uninstalled package."""
 
     @classmethod
@@ -102,7 +104,7 @@ class DeclaredDependencies:
         own_files = _own_python_files(workspace)
         own = {path.split("/")[0].removesuffix(".py") for path in own_files}
         return cls(node=frozenset(node), python=frozenset(python), own_modules=frozenset(own),
-                   own_files=frozenset(own_files))
+                   own_files=frozenset(own_files), project=_pyproject_name(workspace / "pyproject.toml"))
 
     def declares_python(self, module: str) -> bool:
         """Whether the top-level ``module`` comes from a declared Python distribution."""
@@ -145,6 +147,14 @@ def _pyproject_dependencies(path: Path) -> set[str]:
     for group in (poetry.get("group") or {}).values():
         specs.extend(group.get("dependencies") or {})
     return {_normalise(m[1]) for spec in specs if (m := _REQUIREMENT_NAME.match(str(spec)))}
+
+
+def _pyproject_name(path: Path) -> str | None:
+    try:
+        name = (tomllib.loads(path.read_text(encoding="utf-8")).get("project") or {}).get("name")
+    except (OSError, ValueError):
+        return None
+    return _normalise(name) if isinstance(name, str) else None
 
 
 def _requirements(path: Path) -> set[str]:
@@ -216,9 +226,10 @@ _SHELL_NOT_FOUND = re.compile(
     r"|(?:ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL|error) Command \"(?P<pm>[^\"]+)\" not found"
     r"|npm (?:ERR!|error) could not determine executable to run", re.MULTILINE)
 # npx reaching for the registry for a tool that is not installed, in a sandbox without network.
-_NPX_OFFLINE = re.compile(r"npm (?:ERR!|error) code (?:ENOTFOUND|EAI_AGAIN|ENOTCACHED|ECONNREFUSED)"
-                          r"|request to https://registry\.npmjs\.org/(?P<pkg>[^\s/]+) failed")
-_PY_MISSING = re.compile(r"(?:ModuleNotFoundError: No module named|ImportError: No module named) '?(?P<module>[\w.]+)'?")
+_NPX_OFFLINE = re.compile(r"npm (?:ERR!|error) code (?:ENOTFOUND|EAI_AGAIN|ENOTCACHED|ECONNREFUSED)")
+_NPX_PACKAGE = re.compile(r"request to https?://[^/\s]+/(?P<pkg>(?:@[^/\s]+/)?[^/\s]+) failed")
+_PY_NO_METADATA = re.compile(r"PackageNotFoundError: No package metadata was found for (?P<name>[\w.-]+)")
+_PY_MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?(?P<module>[\w.]+)'?")
 _NODE_MISSING = re.compile(r"Cannot find (?:module|package) '(?P<module>[^']+)'")
 
 
@@ -240,8 +251,8 @@ def classify_environment(output: str, exit_code: int | None,
         ...     "\\n\\nNode.js v18.19.0", 2)
         >>> failure.kind.value, failure.subject
         ('runtime-api', 'util.styleText')
-        >>> print(failure.hint)
-        The sandbox's runtime (Node.js v18.19.0) lacks util.styleText, which a dependency calls: run this check in an image with the runtime the project declares (package.json engines, .nvmrc, requires-python).
+        >>> failure.hint.startswith("The sandbox's runtime (Node.js v18.19.0) lacks util.styleText")
+        True
     """
     if exit_code == 0:
         return None
@@ -323,8 +334,8 @@ def _missing_runtime_api(text: str) -> tuple[str | None, str]:
     for match in _NOT_DEFINED.finditer(text):
         if match["name"] in _NEWER_NODE_GLOBALS:
             return match["name"], _line_of(text, match.start())
-    if match := _UNKNOWN_BUILTIN.search(text):
-        return f"the built-in module {match['name']}", _line_of(text, match.start())
+    if builtin := _UNKNOWN_BUILTIN.search(text):
+        return f"the built-in module {builtin['name']}", _line_of(text, builtin.start())
     for pattern in (_PY_STDLIB_IMPORT, _PY_STDLIB_ATTR):
         for match in pattern.finditer(text):
             if match["module"].split(".")[0] in sys.stdlib_module_names:
@@ -347,7 +358,8 @@ def _command_not_found(text: str, exit_code: int | None) -> EnvironmentFailure |
         evidence = _line_of(text, match.start())
     else:
         assert offline is not None
-        command, evidence = offline["pkg"], _line_of(text, offline.start())
+        package = _NPX_PACKAGE.search(text)
+        command, evidence = (package["pkg"] if package else None), _line_of(text, offline.start())
     what = f"`{command}` is" if command else "The command is"
     return EnvironmentFailure(EnvironmentKind.command_not_found, evidence,
                               f"{what} not installed where the check runs: install the project's "
@@ -358,6 +370,14 @@ def _command_not_found(text: str, exit_code: int | None) -> EnvironmentFailure |
 def _missing_dependency(text: str, declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
     if declared is None:
         return None
+    for match in _PY_NO_METADATA.finditer(text):
+        name = _normalise(match["name"])
+        if name in declared.python or name == declared.project:
+            return EnvironmentFailure(
+                EnvironmentKind.missing_dependency, _line_of(text, match.start()),
+                f"`{match['name']}` is not installed as a package in the sandbox, so its metadata "
+                "(version, entry points) cannot be read: install the project there (pip install -e .), "
+                "not only put its sources on the path.", subject=match["name"])
     for match in _PY_MISSING.finditer(text):
         module = match["module"]
         found = _python_module_failure(module, declared, _line_of(text, match.start()))

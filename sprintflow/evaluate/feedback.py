@@ -367,7 +367,7 @@ def _diagnostic_item(strategy: str, d: Diagnostic, priority: Priority,
                              reproduction=reproduction)
 
 
-def _criterion_item(criterion: CriterionResult, failing_strategies: set[str]) -> GeneratorFeedback:
+def _criterion_item(criterion: CriterionResult) -> GeneratorFeedback:
     priority = Priority.high if criterion.required else Priority.medium
     category = Category.missing_feature if criterion.result is Outcome.failed else Category.quality
     return GeneratorFeedback(

@@ -426,7 +426,8 @@ _JUNIT_OPTION = re.compile(r"--junit-?xml[= ](\S+)")
 def _junit_in_addopts(workspace: Path, env: Env) -> str | None:
     """``--junitxml`` in ``PYTEST_ADDOPTS`` or in ``addopts`` of ``pyproject.toml``."""
     pytest_section = _pyproject_tool(workspace, "pytest")
-    ini = pytest_section.get("ini_options") if isinstance(pytest_section.get("ini_options"), dict) else {}
+    ini_options = pytest_section.get("ini_options")
+    ini: dict = ini_options if isinstance(ini_options, dict) else {}
     candidates = [env.get("PYTEST_ADDOPTS", ""), ini.get("addopts", ""), pytest_section.get("addopts", "")]
     for addopts in candidates:
         text = " ".join(addopts) if isinstance(addopts, list) else str(addopts)

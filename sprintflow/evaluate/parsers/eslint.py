@@ -68,7 +68,7 @@ def parse_eslint_stylish(text: str, roots: Roots = ()) -> ParsedReport:
             diagnostics.append(Diagnostic(
                 tool="eslint", file=relativise(current_file, roots), line=int(match["line"]) or None,
                 column=int(match["col"]) or None, code=match["rule"], message=match["msg"].strip(),
-                severity=match["sev"]))
+                severity="error" if match["sev"] == "error" else "warning"))
         elif _STYLISH_SUMMARY.match(line):
             recognised = True
         elif line.strip() and not line[:1].isspace():

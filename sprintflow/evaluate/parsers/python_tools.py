@@ -144,7 +144,7 @@ def _mypy_json(lines: list[str], roots: Roots) -> ParsedReport | None:
         message = str(finding.get("message", "")) + (f"\n{finding['hint']}" if finding.get("hint") else "")
         diagnostics.append(Diagnostic(
             tool="mypy", file=relativise(str(finding["file"]), roots), line=finding.get("line"),
-            column=(finding.get("column") + 1) if isinstance(finding.get("column"), int) else None,
+            column=column + 1 if isinstance(column := finding.get("column"), int) else None,
             code=finding.get("code"), message=message,
             severity="warning" if finding.get("severity") == "warning" else "error"))
     return ParsedReport(diagnostics=diagnostics)

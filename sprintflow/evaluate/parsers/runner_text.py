@@ -197,8 +197,8 @@ def _suite_failure(file: str, body: str, roots: Roots) -> TestFailure:
                            stack=body.strip(), code=tsc["code"])
     frame = innermost_frame(body, roots)
     message = without_stack(body).strip().split("\n\n")[0].strip() or "the test file failed to load"
-    where_file, line, column = frame or (file, None, None)
-    return TestFailure(test=file, message=message, file=where_file, line=line, column=column,
+    where: tuple[str, int | None, int | None] = frame or (file, None, None)
+    return TestFailure(test=file, message=message, file=where[0], line=where[1], column=where[2],
                        stack=body.strip())
 
 
