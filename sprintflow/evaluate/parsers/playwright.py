@@ -136,6 +136,7 @@ _TITLE_FILE = re.compile(r"(?:^|› )(?P<file>[^\s›]+?):(?P<line>\d+):(?P<col>
 _COUNT = re.compile(r"^\s+(?P<n>\d+) (?P<what>passed|failed|skipped|flaky|did not run|interrupted)\b")
 _RUNNING = re.compile(r"^Running \d+ tests? using \d+ workers?")
 _CODE_FRAME = re.compile(r"^\s*> (?P<line>\d+) \|")
+_FRAME_LINE = re.compile(r"^\s*>?\s*\d+ \|", re.MULTILINE)
 _PW_MARKS: dict[str, TestStatus] = {"✓": "passed", "ok": "passed", "✘": "failed", "×": "failed", "x": "failed",
                                     "-": "skipped", "°": "skipped"}
 
@@ -202,7 +203,8 @@ def _text_failure(title: str, block: list[str], roots: Roots) -> TestFailure:
     elif code_frame := next((m for ln in block if (m := _CODE_FRAME.match(ln))), None):
         line, column = int(code_frame["line"]), None
     paragraphs = [p.strip() for p in body.strip().split("\n\n") if p.strip()]
-    message_parts = [p for p in paragraphs[:3] if not _CODE_FRAME.search(p) and not p.lstrip().startswith("at ")]
+    message_parts = [p for p in paragraphs[:3]
+                     if not _FRAME_LINE.search(p) and not p.lstrip().startswith(("at ", "Call log:"))]
     message = "\n".join(" ".join(ln.strip() for ln in p.splitlines()) for p in message_parts) or "the test failed"
     expected, received = expected_received(body)
     return TestFailure(test=title, message=message, file=file, line=line, column=column,

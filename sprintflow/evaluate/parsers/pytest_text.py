@@ -124,7 +124,12 @@ def _counts(line: str) -> dict[str, int]:
 
 def _failures(scan: _Scan, roots: Roots) -> list[TestFailure]:
     nodeids = [short["nodeid"] for short in scan.short]
-    failures = [_block_failure(name, lines, nodeids, roots) for name, lines in scan.blocks]
+    failures: list[TestFailure] = []
+    for name, lines in scan.blocks:
+        failure = _block_failure(name, lines, nodeids, roots)
+        # A module collected twice (a doctest-modules run over tests/) reports its import error twice.
+        if not any((f.test, f.line, f.message) == (failure.test, failure.line, failure.message) for f in failures):
+            failures.append(failure)
     named = {f.test for f in failures}
     # `--tb=no` (or a summary without its block): the short summary line is all there is.
     for short in scan.short:
