@@ -274,10 +274,11 @@ def environment_failure(output: str, exit_code: int | None, workspace: Path,
     return classify_environment(output, exit_code, DeclaredDependencies.from_workspace(workspace), timed_out)
 
 
-def _line_of(text: str, start: int) -> str:
+def _line_of(text: str, start: int, following: int = 0) -> str:
+    """The line around ``start`` (and the next ``following`` lines, for messages that wrap), one line."""
     begin = text.rfind("\n", 0, start) + 1
-    end = text.find("\n", start)
-    return text[begin:end if end >= 0 else None].strip()[:300]
+    lines = text[begin:].split("\n")[:following + 1]
+    return " ".join(line.strip() for line in lines if line.strip())[:300]
 
 
 def _disk_full(text: str) -> EnvironmentFailure | None:
@@ -303,7 +304,8 @@ def _native_module(text: str) -> EnvironmentFailure | None:
     match = _NATIVE.search(text)
     if not match:
         return None
-    return EnvironmentFailure(EnvironmentKind.native_module, _line_of(text, match.start()),
+    # Node wraps its message: "… using\nNODE_MODULE_VERSION 115. This version … requires\nNODE_MODULE_VERSION 108."
+    return EnvironmentFailure(EnvironmentKind.native_module, _line_of(text, match.start(), following=2),
                               "A native module was built for another runtime or platform (typically "
                               "node_modules or a virtualenv installed on the host and mounted into the "
                               "sandbox): install the dependencies inside the sandbox (npm ci / npm rebuild, "

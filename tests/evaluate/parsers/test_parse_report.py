@@ -1,6 +1,7 @@
 """The registry, parse_report's errors, the shared helpers, and the docstring examples."""
 
 import doctest
+import importlib
 from pathlib import Path
 
 import pytest
@@ -120,10 +121,10 @@ def test_innermost_frame_skips_dependencies_and_prefers_the_workspace():
     assert innermost_frame("no frames here", ["/w"]) is None
 
 
-@pytest.mark.parametrize("module", ["_common", "eslint", "jest_style", "junit", "playwright",
-                                    "python_tools", "typescript"])
+@pytest.mark.parametrize("module", ["_common", "eslint", "generic", "jest_style", "junit", "playwright",
+                                    "pytest_text", "python_tools", "runner_text", "typescript"])
 def test_docstring_examples_hold(module):
-    target = getattr(parsers, module) if module != "_common" else parsers._common
+    target = importlib.import_module(f"sprintflow.evaluate.parsers.{module}")
     result = doctest.testmod(target, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
