@@ -50,8 +50,10 @@ def node_workspace(tmp_path):
     ("npx --yes -p vitest@1.6.1 vitest run", ReportSpec("vitest-text")),
     ("pnpm exec eslint -f json .", ReportSpec("eslint", None, "stdout")),
     ("yarn dlx tsc --noEmit", ReportSpec("tsc")),
-    ("CI=1 FORCE_COLOR=0 node_modules/.bin/jest --json --outputFile=r/jest.json", ReportSpec("jest", "r/jest.json", "stdout")),
-    ("cd packages/web && npx jest --json --outputFile=out/jest.json", ReportSpec("jest", "packages/web/out/jest.json", "stdout")),
+    ("CI=1 FORCE_COLOR=0 node_modules/.bin/jest --json --outputFile=r/jest.json",
+     ReportSpec("jest", "r/jest.json", "stdout")),
+    ("cd packages/web && npx jest --json --outputFile=out/jest.json",
+     ReportSpec("jest", "packages/web/out/jest.json", "stdout")),
 ])
 def test_node_commands(node_workspace, command, expected):
     assert infer_report(command, node_workspace) == expected
@@ -59,7 +61,8 @@ def test_node_commands(node_workspace, command, expected):
 
 @pytest.mark.parametrize("command, expected", [
     ("npx vitest run --reporter=junit --outputFile=junit.xml", ReportSpec("junit", "junit.xml", "stdout")),
-    ("npx vitest run --reporter=default --reporter=json --outputFile.json=a.json", ReportSpec("vitest", "a.json", "stdout")),
+    ("npx vitest run --reporter=default --reporter=json --outputFile.json=a.json",
+     ReportSpec("vitest", "a.json", "stdout")),
     ("npx jest --reporters=jest-junit", ReportSpec("junit", "junit.xml")),
     ("JEST_JUNIT_OUTPUT_FILE=r/j.xml npx jest --reporters=jest-junit", ReportSpec("junit", "r/j.xml")),
     ("npx eslint . --format json --output-file r/eslint.json", ReportSpec("eslint", "r/eslint.json", "stdout")),
