@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from sprintflow.errors import ReportError  # noqa: E402
 from sprintflow.evaluate.criteria import judge_by_strategy  # noqa: E402
+from sprintflow.evaluate.environment import classify_environment  # noqa: E402
 from sprintflow.evaluate.excerpt import combined_output, relevant_output  # noqa: E402
 from sprintflow.evaluate.feedback import find_regressions, generator_feedback  # noqa: E402
 from sprintflow.evaluate.inference import ReportSpec, infer_report  # noqa: E402
@@ -80,8 +81,10 @@ def main() -> int:
         runs, faults = load_project(project)
         if args.runs:
             for run in runs:
-                print(f"  run {run.project}/{run.id:<24} {run.tool:<34} {run.spec.format:<22} "
-                      f"{run.result.result.value:<5} {len(run.result.diagnostics):>3} diagnostics")
+                environment = classify_environment(run.result.output, run.result.exit_code)
+                print(f"  run {run.project}/{run.id:<24} {run.tool:<34} {run.spec.format:<26} "
+                      f"{run.result.result.value:<5} {len(run.result.diagnostics):>3} diagnostics"
+                      + (f"  environment: {environment.kind.value}" if environment else ""))
         for label, chosen in evaluations(runs):
             items = feedback_for(chosen)
             visible = {name: faults[name] for run in chosen for name in run.expects}

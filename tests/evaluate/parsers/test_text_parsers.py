@@ -224,6 +224,12 @@ def test_mypy_1_10_pretty_with_wrapped_codes_and_json_lines():
         ("src/humanize/number.py", 40, 16, "assignment")]
 
 
+def test_a_clean_compile_through_npm_run_is_no_diagnostic_not_an_unreadable_report():
+    assert parse_report("tsc", "\n> app@1.0.0 typecheck\n> tsc --noEmit\n\n").diagnostics == []
+    assert parse_report("mypy", "\n> app@1.0.0 types\n> mypy src\n\nSuccess: no issues found in 3 source files\n"
+                        ).diagnostics == []
+
+
 @pytest.mark.parametrize("project, run", [("destr", "typecheck-tsc"), ("destr", "typecheck-tsc-pretty"),
                                           ("neverthrow", "typecheck-npm-run"), ("tsconfig-paths", "build-npm-run"),
                                           ("tsconfig-paths", "typecheck-tsc")])
