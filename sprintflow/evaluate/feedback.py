@@ -115,7 +115,7 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
             dependency (an environment failure) from an import the code got wrong.
     """
     declared = DeclaredDependencies.from_workspace(workspace) if workspace else None
-    regressed = {r.description.split(" ")[1]: r for r in regressions if r.description.startswith("The ")}
+    regressed = {match[1]: r for r in regressions if (match := _STRATEGY_REGRESSION.match(r.description))}
     environment: dict[tuple[str, str | None], _Item] = {}
     problems: dict[tuple, _Item] = {}
     others: list[_Item] = []
@@ -144,6 +144,8 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
     return [item.render() for item in sorted(items, key=_Item.order)]
 
 
+# As find_regressions words a strategy's regression.
+_STRATEGY_REGRESSION = re.compile(r"^The (\S+) strategy passed in ")
 # Kinds of item, in the order they are shown within one priority.
 _ENVIRONMENT, _LOCATED, _UNLOCATED, _UNPARSED, _CRITERION, _REGRESSION, _NOTE = range(7)
 
@@ -155,6 +157,7 @@ class _Item:
     item: GeneratorFeedback
     kind: int
     strategies: list[str]
+    code: str | None = None
     messages: list[str] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
     criteria: list[str] = field(default_factory=list)
@@ -166,16 +169,12 @@ class _Item:
     def render(self) -> GeneratorFeedback:
         if self.kind not in (_LOCATED, _UNLOCATED):
             return self._annotated(self.item.description)
-        head = ", ".join(self.strategies) + self._code()
+        head = ", ".join(self.strategies) + (f" {self.code}" if self.code else "")
         text = f"{head}: " + "\n".join(self.messages)
         if len(self.tests) > 1:
             shown = ", ".join(self.tests[:5]) + (f" (+{len(self.tests) - 5} more)" if len(self.tests) > 5 else "")
             text += f"\nFailing here: {shown}."
         return self._annotated(text)
-
-    def _code(self) -> str:
-        code = self.item.description
-        return f" {code}" if code else ""
 
     def _annotated(self, text: str) -> GeneratorFeedback:
         if self.criteria:
@@ -213,9 +212,8 @@ def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Dia
     existing = problems.get(key)
     if existing is None:
         item = _diagnostic_item(result.strategy, d, _strategy_priority(result), reproduction)
-        problems[key] = _Item(item.model_copy(update={"description": d.code if d.code and not d.code.startswith("sc-")
-                                                      else ""}),
-                              _LOCATED if d.file and d.line else _UNLOCATED, [result.strategy],
+        problems[key] = _Item(item, _LOCATED if d.file and d.line else _UNLOCATED, [result.strategy],
+                              code=d.code if d.code and not d.code.startswith("sc-") else None,
                               messages=[message + (f" Hint: {d.hint}" if d.hint else "")],
                               tests=[test] if test else [])
         return
