@@ -105,9 +105,16 @@ def test_runtime_apis_missing_from_an_older_runtime(text):
     ("ImportError: cannot import name 'helper' from 'app.utils' (/w/app/utils.py)", 1),
     ("AssertionError: expected 500 to be 404", 1),
     ("Killed", 0),
+    ("TypeError: items.at is not a function", 1),                                 # node 18 has .at
+    ("Killed 3 stale workers before the run\nAssertionError: boom", 1),
 ])
 def test_code_failures_are_never_excused(text, exit_code):
     assert classify_environment(text, exit_code) is None
+
+
+def test_the_shells_killed_messages_are_out_of_memory():
+    for text in ("Killed", "sh: line 1:  4242 Killed                  node build.js"):
+        assert classify_environment(text, 1).kind is EnvironmentKind.out_of_memory
 
 
 def test_a_command_we_killed_for_its_deadline_is_not_out_of_memory():
