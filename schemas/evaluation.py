@@ -60,6 +60,9 @@ class Category(str, Enum):
     regression = "regression"
     quality = "quality"
     performance = "performance"
+    environment = "environment"
+    """The check could not run as it should (a missing tool or dependency, a runtime too old,
+    memory or disk): something to fix in the sandbox, not in the code."""
 
 
 class Diagnostic(Document):

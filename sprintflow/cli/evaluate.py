@@ -62,9 +62,21 @@ def _print(result, fmt: str) -> None:
         _print_text(result)
 
 
+ITEM_LINES = 12
+
+
+def _lines(text: str) -> str:
+    """An item's text, its long output excerpts shortened to ``ITEM_LINES`` lines (the EvalResult has it all)."""
+    lines = text.splitlines()
+    if len(lines) <= ITEM_LINES:
+        return text
+    return "\n".join(lines[:ITEM_LINES]) + f"\n  … {len(lines) - ITEM_LINES} more lines in the EvalResult"
+
+
 def _print_text(result) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     colour = {"pass": "green", "fail": "red", "skipped": "yellow"}
@@ -79,10 +91,12 @@ def _print_text(result) -> None:
         table.add_row(c.criterion_id, "yes" if c.required else "no",
                       f"[{colour[c.result.value]}]{c.result.value}[/]", c.evidence[:200])
     console.print(table)
-    for item in result.generator_feedback[:15]:
+    # Every item is shown: feedback is one item per distinct problem, so none is noise to cut.
+    for item in result.generator_feedback:
         where = f"{item.file}:{item.line} " if item.file and item.line else (f"{item.file} " if item.file else "")
-        console.print(f"[bold]{item.priority.value}[/] {where}{item.description[:300]}", highlight=False)
-    if len(result.generator_feedback) > 15:
-        console.print(f"… {len(result.generator_feedback) - 15} more items in the EvalResult")
+        # Text, not markup: tool output quoted in a description may hold brackets.
+        console.print(Text.assemble((item.priority.value, "bold"),
+                                    f" ({item.category.value}) {where}{_lines(item.description)}"),
+                      highlight=False)
     verdict = colour[result.overall_result]
     console.print(f"[bold {verdict}]{result.overall_result.upper()}[/] {result.summary}", highlight=False)

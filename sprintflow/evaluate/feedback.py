@@ -1,14 +1,19 @@
 """From results to what the generator reads: score, regressions, feedback items, summary.
 
-One feedback item per issue (one diagnostic, one failed criterion, one
-regression), ordered critical → low, each with file:line where known, what
-should happen instead, and how to reproduce it.
+One feedback item per distinct problem, ordered by what to fix first, each with
+file:line where known, what should happen instead, and how to reproduce it; see
+:func:`generator_feedback`.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from sprintflow.evaluate.environment import DeclaredDependencies, EnvironmentFailure, classify_environment
+from sprintflow.evaluate.excerpt import relevant_output
 from sprintflow.schemas import (
     Category,
     CriterionResult,
@@ -87,23 +92,243 @@ def find_regressions(previous: EvalResult | None, strategies: list[StrategyResul
 
 
 def generator_feedback(strategies: list[StrategyResult], criteria: list[CriterionResult],
-                       regressions: list[Regression], commands: dict[str, str]) -> list[GeneratorFeedback]:
-    """One actionable item per issue, critical first."""
-    items: list[GeneratorFeedback] = []
+                       regressions: list[Regression], commands: dict[str, str],
+                       workspace: Path | None = None) -> list[GeneratorFeedback]:
+    """One actionable item per distinct problem, in the order the generator should fix them.
+
+    * A strategy that failed because of its environment (see
+      :mod:`~sprintflow.evaluate.environment`) gives one ``environment`` item with
+      what to fix; its diagnostics are symptoms and are not listed.
+    * The same diagnostic from several strategies (build and typecheck both
+      reporting one TS2322, four test files failing on it) is one item naming them all.
+    * A failed strategy without a parsed error carries the relevant part of its output.
+    * Criterion and regression items are not repeated when a strategy's items
+      already explain them: those items say which criterion they block and that
+      they regressed.
+    * Order: priority, then environment, located diagnostics, other failures,
+      criteria, regressions, notes.
+
+    Args:
+        strategies, criteria, regressions: the evaluation's results.
+        commands: each strategy's command, for the reproduction step.
+        workspace: where the evaluation ran; its manifests tell a missing declared
+            dependency (an environment failure) from an import the code got wrong.
+    """
+    declared = DeclaredDependencies.from_workspace(workspace) if workspace else None
+    regressed = {match[1]: r for r in regressions if (match := _STRATEGY_REGRESSION.match(r.description))}
+    environment: dict[tuple[str, str | None], _Item] = {}
+    problems: dict[tuple, _Item] = {}
+    others: list[_Item] = []
     for result in strategies:
-        items.extend(_strategy_items(result, commands.get(result.strategy)))
-    covered = {s.strategy for s in strategies if s.result is not Outcome.passed}
+        reproduction = f"Run: {commands[result.strategy]}" if commands.get(result.strategy) else None
+        if result.result is Outcome.skipped:
+            others.append(_Item(_skipped_item(result, reproduction), _NOTE, [result.strategy]))
+            continue
+        if result.result is not Outcome.failed:
+            continue
+        failure = _environment_failure(result, declared)
+        if failure is not None:
+            _add_environment(environment, failure, result, reproduction)
+            continue
+        errors = [d for d in result.diagnostics if d.severity == "error"]
+        if not errors:
+            others.append(_Item(_unparsed_item(result, reproduction), _UNPARSED, [result.strategy]))
+            continue
+        for d in errors[:MAX_ITEMS_PER_STRATEGY]:
+            _add_diagnostic(problems, result, d, reproduction)
+        if len(errors) > MAX_ITEMS_PER_STRATEGY:
+            others.append(_Item(_more_item(result, len(errors), reproduction), _UNPARSED, [result.strategy]))
+    explained = [*environment.values(), *problems.values(), *others]
+    items = [*explained, *_criterion_items(criteria, strategies, explained),
+             *_regression_items(regressions, regressed, explained)]
+    return [item.render() for item in sorted(items, key=_Item.order)]
+
+
+# As find_regressions words a strategy's regression.
+_STRATEGY_REGRESSION = re.compile(r"^The (\S+) strategy passed in ")
+# Kinds of item, in the order they are shown within one priority.
+_ENVIRONMENT, _LOCATED, _UNLOCATED, _UNPARSED, _CRITERION, _REGRESSION, _NOTE = range(7)
+
+
+@dataclass
+class _Item:
+    """A feedback item being built: merged strategies, tests, criteria and regressions."""
+
+    item: GeneratorFeedback
+    kind: int
+    strategies: list[str]
+    code: str | None = None
+    messages: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
+    regressed_in: str | None = None
+
+    def order(self) -> tuple[int, int, str, int]:
+        return (_PRIORITY_ORDER[self.item.priority], self.kind, self.item.file or "~", self.item.line or 0)
+
+    def render(self) -> GeneratorFeedback:
+        if self.kind not in (_LOCATED, _UNLOCATED):
+            return self._annotated(self.item.description)
+        head = ", ".join(self.strategies) + (f" {self.code}" if self.code else "")
+        text = f"{head}: " + "\n".join(self.messages)
+        if len(self.tests) > 1:
+            shown = ", ".join(self.tests[:5]) + (f" (+{len(self.tests) - 5} more)" if len(self.tests) > 5 else "")
+            text += f"\nFailing here: {shown}."
+        return self._annotated(text)
+
+    def _annotated(self, text: str) -> GeneratorFeedback:
+        if self.criteria:
+            text += f" Blocks criterion {', '.join(self.criteria)}."
+        update: dict[str, object] = {"description": text[:_MAX_DESCRIPTION]}
+        if self.regressed_in:
+            update["description"] = (text + f" This passed in {self.regressed_in} (a regression).")[:_MAX_DESCRIPTION]
+            update["category"] = Category.regression
+        return self.item.model_copy(update=update)
+
+
+_MAX_DESCRIPTION = 4000
+
+
+def _problem_key(d: Diagnostic) -> tuple:
+    """Diagnostics with one key are one problem: same place and code (or message, for code-less findings).
+
+    Test failures at one place are one problem whatever the test: a parametrised
+    assertion failing for three inputs, or four test files failing on one type error.
+    """
+    if d.code and not d.code.startswith("sc-"):
+        return (d.file, d.line, d.code)
+    if d.tool in _TEST_TOOLS and d.file and d.line:
+        return (d.file, d.line)
+    return (d.file, d.line, d.message)
+
+
+_TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest"}
+
+
+def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Diagnostic,
+                    reproduction: str | None) -> None:
+    key = _problem_key(d)
+    test, message = _split_test(d)
+    existing = problems.get(key)
+    if existing is None:
+        item = _diagnostic_item(result.strategy, d, _strategy_priority(result), reproduction)
+        problems[key] = _Item(item, _LOCATED if d.file and d.line else _UNLOCATED, [result.strategy],
+                              code=d.code if d.code and not d.code.startswith("sc-") else None,
+                              messages=[message + (f" Hint: {d.hint}" if d.hint else "")],
+                              tests=[test] if test else [])
+        return
+    if result.strategy not in existing.strategies:
+        existing.strategies.append(result.strategy)
+        priority = _strategy_priority(result)
+        if _PRIORITY_ORDER[priority] < _PRIORITY_ORDER[existing.item.priority]:
+            existing.item = existing.item.model_copy(update={"priority": priority})
+    if test and test not in existing.tests:
+        existing.tests.append(test)
+    if message not in existing.messages and len(existing.messages) < 3 and d.tool not in _TEST_TOOLS:
+        existing.messages.append(message)
+
+
+def _split_test(d: Diagnostic) -> tuple[str | None, str]:
+    """A test diagnostic's message is ``<test>: <error>``; other tools' messages are the error."""
+    if d.tool in _TEST_TOOLS and ": " in d.message:
+        test, message = d.message.split(": ", 1)
+        return test, message
+    return None, d.message
+
+
+def _environment_failure(result: StrategyResult, declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
+    text = "\n".join([result.output, result.details, *(d.message for d in result.diagnostics)])
+    return classify_environment(text, result.exit_code, declared)
+
+
+def _add_environment(found: dict[tuple[str, str | None], _Item], failure: EnvironmentFailure,
+                     result: StrategyResult, reproduction: str | None) -> None:
+    key = (failure.kind.value, failure.subject)
+    if key in found:
+        found[key].strategies.append(result.strategy)
+        item = found[key].item
+        found[key].item = item.model_copy(update={"description": item.description.replace(
+            " could not run", f", {result.strategy} could not run", 1)})
+        return
+    item = GeneratorFeedback(
+        priority=Priority.critical, category=Category.environment,
+        description=f"{result.strategy} could not run because of the environment, not the code "
+                    f"({failure.kind.value}): {failure.evidence}",
+        expected=failure.hint, reproduction=reproduction)
+    found[key] = _Item(item, _ENVIRONMENT, [result.strategy])
+
+
+def _skipped_item(result: StrategyResult, reproduction: str | None) -> GeneratorFeedback:
+    return GeneratorFeedback(priority=Priority.medium, category=Category.quality,
+                             description=f"{result.strategy} was skipped: {result.details}",
+                             expected="The strategy is configured so it can run.", reproduction=reproduction)
+
+
+def _unparsed_item(result: StrategyResult, reproduction: str | None) -> GeneratorFeedback:
+    """A failure no parser could locate: the details, and what the tool said that matters."""
+    excerpt = relevant_output(result.output)
+    description = f"{result.strategy} failed: {result.details}"
+    if excerpt:
+        description += f"\nOutput:\n{excerpt}"
+    return GeneratorFeedback(priority=_strategy_priority(result), category=Category.bug,
+                             description=description,
+                             expected=_EXPECTED.get(result.strategy, "The check exits 0."), reproduction=reproduction)
+
+
+def _more_item(result: StrategyResult, errors: int, reproduction: str | None) -> GeneratorFeedback:
+    return GeneratorFeedback(
+        priority=_strategy_priority(result), category=Category.bug,
+        description=f"{errors - MAX_ITEMS_PER_STRATEGY} more {result.strategy} errors "
+                    "not listed here; fix the ones above first, then re-run.",
+        expected=_EXPECTED.get(result.strategy, "The check exits 0."), reproduction=reproduction)
+
+
+def _criterion_items(criteria: list[CriterionResult], strategies: list[StrategyResult],
+                     explained: list[_Item]) -> list[_Item]:
+    """Criteria the strategy items explain become notes on them; the others are items of their own."""
+    by_details = {s.details: s.strategy for s in strategies if s.result is not Outcome.passed and s.details}
+    items = []
     for criterion in criteria:
-        if criterion.result is not Outcome.passed:
-            items.append(_criterion_item(criterion, covered))
+        if criterion.result is Outcome.passed:
+            continue
+        strategy = by_details.get(criterion.evidence)
+        owners = [item for item in explained if strategy in item.strategies]
+        if owners:
+            for owner in owners:
+                owner.criteria.append(criterion.criterion_id)
+            continue
+        items.append(_Item(_criterion_item(criterion), _CRITERION, []))
+    return items
+
+
+def _regression_items(regressions: list[Regression], regressed: dict[str, Regression],
+                      explained: list[_Item]) -> list[_Item]:
+    """Regressions the strategy and criterion items already carry are marked on them, not repeated."""
+    items = []
     for regression in regressions:
-        items.append(GeneratorFeedback(
+        strategy = next((name for name, r in regressed.items() if r is regression), None)
+        criterion = regression.description.split(" ")[1] if regression.description.startswith("Criterion ") else None
+        owners = [item for item in explained
+                  if (strategy and strategy in item.strategies) or (criterion and criterion in item.criteria)]
+        if owners:
+            previous = _previous_eval(regression.description)
+            for owner in owners:
+                owner.regressed_in = owner.regressed_in or previous
+                if regression.severity == "critical":
+                    owner.item = owner.item.model_copy(update={"priority": Priority.critical})
+            continue
+        items.append(_Item(GeneratorFeedback(
             priority=Priority.critical, category=Category.regression,
             file=regression.affected_files[0] if regression.affected_files else None,
             description=regression.description,
             expected="What worked in the previous iteration keeps working.",
-            reproduction=regression.evidence[:500]))
-    return sorted(items, key=lambda item: _PRIORITY_ORDER[item.priority])
+            reproduction=regression.evidence[:500]), _REGRESSION, []))
+    return items
+
+
+def _previous_eval(description: str) -> str:
+    match = re.search(r"passed in (\S+) and fails now", description)
+    return match[1] if match else "the previous evaluation"
 
 
 def process_items(blocking_issues: list[str], notes: list[str]) -> list[GeneratorFeedback]:
@@ -125,33 +350,6 @@ def _strategy_priority(result: StrategyResult) -> Priority:
     return Priority.high
 
 
-def _strategy_items(result: StrategyResult, command: str | None) -> list[GeneratorFeedback]:
-    reproduction = f"Run: {command}" if command else None
-    if result.result is Outcome.skipped:
-        return [GeneratorFeedback(priority=Priority.medium, category=Category.quality,
-                                  description=f"{result.strategy} was skipped: {result.details}",
-                                  expected="The strategy is configured so it can run.",
-                                  reproduction=reproduction)]
-    if result.result is not Outcome.failed:
-        return []
-    priority = _strategy_priority(result)
-    errors = [d for d in result.diagnostics if d.severity == "error"]
-    if not errors:
-        return [GeneratorFeedback(priority=priority, category=Category.bug,
-                                  description=f"{result.strategy} failed: {result.details}",
-                                  expected=_EXPECTED.get(result.strategy, "The check exits 0."),
-                                  reproduction=reproduction)]
-    items = [_diagnostic_item(result.strategy, d, priority, reproduction)
-             for d in errors[:MAX_ITEMS_PER_STRATEGY]]
-    if len(errors) > MAX_ITEMS_PER_STRATEGY:
-        items.append(GeneratorFeedback(
-            priority=priority, category=Category.bug,
-            description=f"{len(errors) - MAX_ITEMS_PER_STRATEGY} more {result.strategy} errors "
-                        "not listed here; fix the ones above first, then re-run.",
-            expected=_EXPECTED.get(result.strategy, "The check exits 0."), reproduction=reproduction))
-    return items
-
-
 def _diagnostic_item(strategy: str, d: Diagnostic, priority: Priority,
                      reproduction: str | None) -> GeneratorFeedback:
     code = f" {d.code}" if d.code and not d.code.startswith("sc-") else ""
@@ -167,7 +365,7 @@ def _diagnostic_item(strategy: str, d: Diagnostic, priority: Priority,
                              reproduction=reproduction)
 
 
-def _criterion_item(criterion: CriterionResult, failing_strategies: set[str]) -> GeneratorFeedback:
+def _criterion_item(criterion: CriterionResult) -> GeneratorFeedback:
     priority = Priority.high if criterion.required else Priority.medium
     category = Category.missing_feature if criterion.result is Outcome.failed else Category.quality
     return GeneratorFeedback(

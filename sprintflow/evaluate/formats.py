@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
-from sprintflow.schemas import EvalResult, Outcome
+from sprintflow.schemas import Category, EvalResult, GeneratorFeedback, Outcome, Priority, Score
 
-__all__ = ["artifact_key", "eval_markdown", "eval_table", "github_annotations", "junit_xml"]
+__all__ = ["annotation_level", "artifact_key", "eval_markdown", "eval_table", "github_annotations", "junit_xml"]
 
 _MARK = {Outcome.passed: "✅ pass", Outcome.failed: "❌ fail", Outcome.skipped: "⏭ skipped"}
 
@@ -74,11 +75,32 @@ def _escape_annotation(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def annotation_level(item: GeneratorFeedback, result: EvalResult) -> str:
+    """``error`` for what fails the evaluation, ``warning`` for what does not.
+
+    An item is an error when it is critical or high, when it is located at an
+    error a failed strategy reported (a failing ruff error is an error whatever
+    its priority), or when it is an environment failure; notes and non-blocking
+    findings are warnings.
+
+    Example:
+        >>> from sprintflow.schemas import Category, Priority
+        >>> annotation_level(GeneratorFeedback(priority=Priority.low, category=Category.quality,
+        ...                                    description="d", expected="e"), _EMPTY)
+        'warning'
+    """
+    if item.priority in (Priority.critical, Priority.high) or item.category is Category.environment:
+        return "error"
+    failed_errors = {(d.file, d.line) for s in result.strategy_results if s.result is Outcome.failed
+                     for d in s.diagnostics if d.severity == "error" and d.file}
+    return "error" if (item.file, item.line) in failed_errors else "warning"
+
+
 def github_annotations(result: EvalResult) -> str:
-    """``::error file=…,line=…::`` workflow commands, one per feedback item."""
+    """``::error file=…,line=…::`` workflow commands, one per feedback item (see :func:`annotation_level`)."""
     lines = []
     for item in result.generator_feedback:
-        level = "error" if item.priority.value in ("critical", "high") else "warning"
+        level = annotation_level(item, result)
         props = []
         if item.file:
             props.append(f"file={item.file}")
@@ -93,22 +115,63 @@ def github_annotations(result: EvalResult) -> str:
 
 
 def junit_xml(result: EvalResult) -> str:
-    """JUnit XML: one suite for strategies, one for criteria; skipped and failed marked as such."""
+    """JUnit XML: one suite for strategies, one for criteria, with totals and times.
+
+    Each suite and the root carry ``tests``, ``failures``, ``errors``, ``skipped``
+    and ``time`` (seconds); a strategy reused from an identical earlier run is
+    marked with a ``cached`` property and says so in its output, its time being
+    the original run's.
+
+    Example:
+        >>> root = ET.fromstring(junit_xml(_EMPTY))
+        >>> root.get("tests"), root.get("failures"), root.get("time")
+        ('0', '0', '0.000')
+    """
     root = ET.Element("testsuites", name=result.eval_id)
     suites = {
-        "strategies": [(r.strategy, r.result, r.details, r.output, (r.duration_ms or 0) / 1000)
+        "strategies": [_Case(r.strategy, r.result, r.details, r.output, (r.duration_ms or 0) / 1000, r.cached)
                        for r in result.strategy_results],
-        "criteria": [(c.criterion_id, c.result, c.evidence, c.feedback, 0.0) for c in result.criteria_results],
+        "criteria": [_Case(c.criterion_id, c.result, c.evidence, c.feedback, 0.0, False)
+                     for c in result.criteria_results],
     }
     for name, cases in suites.items():
-        suite = ET.SubElement(root, "testsuite", name=f"{result.contract_id}.{name}", tests=str(len(cases)),
-                              failures=str(sum(c[1] is Outcome.failed for c in cases)),
-                              skipped=str(sum(c[1] is Outcome.skipped for c in cases)))
-        for case_name, outcome, message, text, seconds in cases:
-            case = ET.SubElement(suite, "testcase", classname=f"{result.contract_id}.{name}",
-                                 name=case_name, time=f"{seconds:.3f}")
-            if outcome is Outcome.failed:
-                ET.SubElement(case, "failure", message=message[:500]).text = text
-            elif outcome is Outcome.skipped:
-                ET.SubElement(case, "skipped", message=message[:500])
+        suite = ET.SubElement(root, "testsuite", {"name": f"{result.contract_id}.{name}", **_totals(cases)})
+        for case in cases:
+            element = ET.SubElement(suite, "testcase", classname=f"{result.contract_id}.{name}",
+                                    name=case.name, time=f"{case.seconds:.3f}")
+            if case.cached:
+                properties = ET.SubElement(element, "properties")
+                ET.SubElement(properties, "property", name="cached", value="true")
+            if case.outcome is Outcome.failed:
+                ET.SubElement(element, "failure", message=case.message[:500]).text = case.text
+            elif case.outcome is Outcome.skipped:
+                ET.SubElement(element, "skipped", message=case.message[:500])
+            if case.cached:
+                ET.SubElement(element, "system-out").text = ("cached: reused from an identical earlier run "
+                                                            "(same workspace content and configuration)")
+    all_cases = [case for cases in suites.values() for case in cases]
+    root.attrib.update(_totals(all_cases))
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+@dataclass(frozen=True)
+class _Case:
+    name: str
+    outcome: Outcome
+    message: str
+    text: str
+    seconds: float
+    cached: bool
+
+
+def _totals(cases: list[_Case]) -> dict[str, str]:
+    return {"tests": str(len(cases)), "failures": str(sum(c.outcome is Outcome.failed for c in cases)),
+            "errors": "0", "skipped": str(sum(c.outcome is Outcome.skipped for c in cases)),
+            "time": f"{sum(c.seconds for c in cases):.3f}"}
+
+
+# An evaluation with nothing in it, for the examples above.
+_EMPTY = EvalResult(eval_id="eval-x-1", contract_id="x", spec_id="s", timestamp="2026-01-01T00:00:00Z",
+                    iteration=1, overall_result="pass", summary="",
+                    score=Score(criteria_total=0, criteria_passed=0, criteria_failed=0, criteria_skipped=0,
+                                required_passed=0, required_failed=0, required_total=0))

@@ -20,11 +20,14 @@ from collections.abc import Callable
 from sprintflow.errors import ReportError
 
 from ._common import ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
-from .eslint import parse_eslint_json
+from .eslint import parse_eslint_json, parse_eslint_stylish
+from .generic import parse_locations
 from .jest_style import parse_jest_json, parse_vitest_json
 from .junit import parse_junit_xml
-from .playwright import parse_playwright_json
-from .python_tools import parse_mypy, parse_ruff_json
+from .playwright import parse_playwright_json, parse_playwright_text
+from .pytest_text import parse_pytest_output
+from .python_tools import parse_mypy, parse_ruff_json, parse_ruff_text
+from .runner_text import parse_jest_text, parse_vitest_text
 from .typescript import parse_tsc
 
 __all__ = [
@@ -35,15 +38,23 @@ __all__ = [
     "TestCounts",
     "TestFailure",
     "TestStatus",
+    "TEST_RUNNER_FORMATS",
     "parse_eslint_json",
+    "parse_eslint_stylish",
     "parse_jest_json",
+    "parse_jest_text",
     "parse_junit_xml",
+    "parse_locations",
     "parse_mypy",
     "parse_playwright_json",
+    "parse_playwright_text",
+    "parse_pytest_output",
     "parse_report",
     "parse_ruff_json",
+    "parse_ruff_text",
     "parse_tsc",
     "parse_vitest_json",
+    "parse_vitest_text",
 ]
 
 PARSERS: dict[str, Callable[[str, Roots], ParsedReport]] = {
@@ -55,12 +66,29 @@ PARSERS: dict[str, Callable[[str, Roots], ParsedReport]] = {
     "jest": parse_jest_json,
     "junit": parse_junit_xml,
     "playwright": parse_playwright_json,
+    # The tools' default human-readable output, for commands that set no format.
+    "pytest": parse_pytest_output,
+    "vitest-text": parse_vitest_text,
+    "jest-text": parse_jest_text,
+    "eslint-stylish": parse_eslint_stylish,
+    "ruff-text": parse_ruff_text,
+    "playwright-text": parse_playwright_text,
+    "generic": parse_locations,
 }
 """Report format name -> parser; the names strategy configs use in ``format``."""
+
+TEST_RUNNER_FORMATS = frozenset({"vitest", "jest", "junit", "playwright", "pytest", "vitest-text",
+                                 "jest-text", "playwright-text"})
+"""Formats whose parser fills ``counts``, ``failures`` and ``tests``."""
 
 
 def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
     """Parse ``text`` as a report of ``format`` (a key of :data:`PARSERS`).
+
+    A combined format, ``a+b`` (a command that runs several tools, such as
+    ``eslint . && tsc``), reads the same text with each parser and merges what
+    they found; a part whose tool left no trace in the text is skipped, and it
+    is an error only when no part can read it.
 
     Raises:
         ReportError: the format is unknown, or the text is not a report of it.
@@ -70,8 +98,43 @@ def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
         Traceback (most recent call last):
         ...
         sprintflow.errors.ReportError: eslint report is not valid JSON (Expecting value: line 1 column 1 (char 0)); it starts with 'not json'. Expected the JSON of `eslint --format json`
+        >>> report = parse_report("vitest-text+tsc", "src/a.ts(1,7): error TS2322: Bad type.")
+        >>> [d.code for d in report.diagnostics]
+        ['TS2322']
     """
-    parser = PARSERS.get(format)
-    if parser is None:
-        raise ReportError(f"unknown report format {format!r}; known formats: {', '.join(PARSERS)}")
-    return parser(text, roots)
+    parts = format.split("+")
+    unknown = [part for part in parts if part not in PARSERS]
+    if unknown:
+        raise ReportError(f"unknown report format {unknown[0]!r}; known formats: {', '.join(PARSERS)}")
+    if len(parts) == 1:
+        return PARSERS[format](text, roots)
+    reports, errors = [], []
+    for part in parts:
+        try:
+            reports.append(PARSERS[part](text, roots))
+        except ReportError as exc:
+            errors.append(str(exc))
+    if not reports:
+        raise ReportError(f"no part of {format} could read the output: {'; '.join(errors)}")
+    return _merged(reports)
+
+
+def _merged(reports: list[ParsedReport]) -> ParsedReport:
+    """One report from several tools' reports of the same output (duplicates dropped)."""
+    diagnostics, seen = [], set()
+    for report in reports:
+        for d in report.diagnostics:
+            key = (d.tool, d.file, d.line, d.column, d.code, d.message)
+            if key not in seen:
+                seen.add(key)
+                diagnostics.append(d)
+    runners = [report for report in reports if report.counts is not None]
+    if not runners:
+        return ParsedReport(diagnostics=diagnostics)
+    tests = [test for report in runners for test in report.tests]
+    statuses = [test.status for test in tests]
+    counts = TestCounts(total=len(tests), passed=statuses.count("passed"),
+                        failed=statuses.count("failed") + statuses.count("load_error"),
+                        skipped=statuses.count("skipped"))
+    return ParsedReport(diagnostics=diagnostics, counts=counts, tests=tests,
+                        failures=[f for report in runners for f in report.failures])

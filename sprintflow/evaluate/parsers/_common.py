@@ -31,6 +31,8 @@ __all__ = [
     "relativise",
     "report_parser",
     "strip_ansi",
+    "strip_runner_noise",
+    "text_lines",
     "without_stack",
 ]
 
@@ -81,6 +83,8 @@ class TestFailure:
     expected: str | None = None
     received: str | None = None
     stack: str | None = None
+    code: str | None = None
+    """The compiler's code when a test file failed on a type error (ts-jest: ``TS2322``)."""
 
 
 @dataclass
@@ -117,6 +121,42 @@ def strip_ansi(text: str) -> str:
         'Expected: 404'
     """
     return _ANSI.sub("", text)
+
+
+# `npm run` announces the script (`> pkg@1.0.0 lint`, then `> eslint .`) and its failure.
+_SCRIPT_HEADER = re.compile(r"^> \S+@\S+ \S+")
+_RUNNER_NOISE = re.compile(
+    r"^(?:npm (?:ERR!|error|warn|WARN|notice)(?:\s|$)"
+    r"|\s*ELIFECYCLE\s+Command failed|\u2009?ELIFECYCLE"
+    r"|yarn run v[\d.]+$|\$ \S.*$|Done in [\d.]+s\.$|error Command failed with exit code \d+\.$"
+    r"|info Visit https://yarnpkg\.com)")
+
+
+def strip_runner_noise(text: str) -> str:
+    """Drop what npm, pnpm and yarn print around a script: headers and failure chatter.
+
+    Example:
+        >>> strip_runner_noise("\\n> app@1.0.0 lint\\n> eslint .\\n\\nsrc/a.js\\nnpm ERR! code ELIFECYCLE")
+        '\\n\\nsrc/a.js'
+    """
+    kept: list[str] = []
+    in_header = False
+    for line in text.split("\n"):
+        in_header = bool(_SCRIPT_HEADER.match(line)) or (in_header and line.startswith("> "))
+        if not in_header and not _RUNNER_NOISE.match(line):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def text_lines(text: str) -> list[str]:
+    """A human-readable report's lines: colours, \\r redraws and package-manager noise removed.
+
+    Example:
+        >>> text_lines("\\x1b[31mFAIL\\x1b[39m a.test.js\\r\\n")
+        ['FAIL a.test.js', '']
+    """
+    lines = strip_ansi(text).replace("\r\n", "\n").split("\n")
+    return strip_runner_noise("\n".join(line.rsplit("\r", 1)[-1] for line in lines)).split("\n")
 
 
 def relativise(path: str, roots: Roots) -> str:
@@ -274,7 +314,7 @@ def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[Test
     """
     diagnostics = [
         Diagnostic(tool=tool, message=f"{f.test}: {f.message}", file=f.file, line=f.line,
-                   column=f.column, expected=f.expected, received=f.received)
+                   column=f.column, expected=f.expected, received=f.received, code=f.code)
         for f in failures
     ]
     statuses = [test.status for test in tests]

@@ -22,6 +22,7 @@ from ._common import (
     strip_ansi,
     without_stack,
 )
+from .runner_text import TSC_LOCATION
 
 __all__ = ["parse_jest_json", "parse_vitest_json"]
 
@@ -114,8 +115,17 @@ def _matcher_values(test: dict) -> tuple[str | None, str | None]:
 
 
 def _suite_failure(suite_file: str, message: str, roots: Roots) -> TestFailure:
-    """A test file that failed outside its tests: a broken import, a failing ``afterAll``."""
+    """A test file that failed outside its tests: a broken import, a failing ``afterAll``, a type error.
+
+    ts-jest fails a test file on a type error in any file it imports; the
+    failure is located at that error, with its TS code.
+    """
     message = strip_ansi(message)
+    tsc = TSC_LOCATION.search(message)
+    if tsc:
+        return TestFailure(test=suite_file, message=f"{tsc['code']}: {tsc['msg'].strip()}",
+                           file=relativise(tsc["file"], roots), line=int(tsc["line"] or tsc["pline"]),
+                           column=int(tsc["col"] or tsc["pcol"]), stack=message, code=tsc["code"])
     frame = innermost_frame(message, roots)
     file, line, column = frame or (suite_file, None, None)
     # jest heads the text with "● Test suite failed to run"; the reason follows it.

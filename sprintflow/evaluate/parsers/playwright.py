@@ -1,8 +1,10 @@
-"""``@playwright/test`` ``--reporter=json``: nested suites of specs, one test per project."""
+"""``@playwright/test``: ``--reporter=json`` (nested suites of specs, one test per project), and the
+``list`` and ``line`` reporters people see in a terminal."""
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,9 +23,10 @@ from ._common import (
     relativise,
     report_parser,
     strip_ansi,
+    text_lines,
 )
 
-__all__ = ["parse_playwright_json"]
+__all__ = ["parse_playwright_json", "parse_playwright_text"]
 
 # A flaky test failed, then passed on a retry: it passed, and the report says so.
 _OUTCOMES: dict[str, TestStatus] = {"expected": "passed", "flaky": "passed", "unexpected": "failed",
@@ -123,3 +126,86 @@ def _load_failure(error: dict, roots: Roots) -> TestFailure:
     return TestFailure(test=file or "playwright", message=message, file=file,
                        line=where.get("line"), column=where.get("column"),
                        stack=strip_ansi(error.get("stack") or "") or None)
+
+
+# `  ✘  2 [chromium] › tests/app.spec.js:8:1 › status (80ms)` (list; `ok`/`x` without unicode)
+_LISTED = re.compile(r"^\s+(?P<mark>[✓✘×-]|ok|x|°)\s+\d+ (?P<title>.+?)(?: \([\d.]+m?s\))?\s*$")
+# `  1) [chromium] › tests/app.spec.js:8:1 › status ─────` (list and line)
+_FAILURE_HEAD = re.compile(r"^\s+\d+\) (?P<title>.+?)\s*─*\s*$")
+_TITLE_FILE = re.compile(r"(?:^|› )(?P<file>[^\s›]+?):(?P<line>\d+):(?P<col>\d+)")
+_COUNT = re.compile(r"^\s+(?P<n>\d+) (?P<what>passed|failed|skipped|flaky|did not run|interrupted)\b")
+_RUNNING = re.compile(r"^Running \d+ tests? using \d+ workers?")
+_CODE_FRAME = re.compile(r"^\s*> (?P<line>\d+) \|")
+_FRAME_LINE = re.compile(r"^\s*>?\s*\d+ \|", re.MULTILINE)
+_PW_MARKS: dict[str, TestStatus] = {"✓": "passed", "ok": "passed", "✘": "failed", "×": "failed", "x": "failed",
+                                    "-": "skipped", "°": "skipped"}
+
+
+@report_parser("playwright-text")
+def parse_playwright_text(text: str, roots: Roots = ()) -> ParsedReport:
+    """Parse the ``list`` and ``line`` reporters of ``playwright test`` (``list`` is the default).
+
+    Example:
+        >>> report = parse_playwright_text(
+        ...     "Running 2 tests using 1 worker\\n\\n"
+        ...     "  1) [chromium] › tests/a.spec.ts:8:5 › status ──────\\n\\n"
+        ...     "    Error: expect(received).toBe(expected)\\n\\n    Expected: 404\\n    Received: 500\\n\\n"
+        ...     "        at /w/tests/a.spec.ts:10:18\\n\\n  1 failed\\n  1 passed (2.1s)", ["/w"])
+        >>> f = report.failures[0]
+        >>> f.test, f.file, f.line, f.expected, f.received
+        ('[chromium] › tests/a.spec.ts:8:5 › status', 'tests/a.spec.ts', 10, '404', '500')
+        >>> report.counts
+        TestCounts(total=2, passed=1, failed=1, skipped=0)
+    """
+    lines = text_lines(text)
+    if not any(_RUNNING.match(line) or _COUNT.match(line) for line in lines):
+        raise ReportError("playwright output has no 'Running N tests' line and no summary; "
+                          f"it starts with {text.strip()[:80]!r}")
+    failures = _text_failures(lines, roots)
+    named = {f.test for f in failures}
+    tests = [TestCase(f.test, "failed") for f in failures]
+    tests += [TestCase(m["title"], _PW_MARKS[m["mark"]]) for line in lines
+              if (m := _LISTED.match(line)) and _PW_MARKS[m["mark"]] != "failed" and m["title"] not in named]
+    counts: dict[str, int] = {}
+    for line in lines:
+        if m := _COUNT.match(line):
+            counts[m["what"]] = counts.get(m["what"], 0) + int(m["n"])
+    for status, words in (("passed", ("passed", "flaky")), ("skipped", ("skipped", "did not run"))):
+        missing = sum(counts.get(w, 0) for w in words) - sum(t.status == status for t in tests)
+        tests += [TestCase(f"({status} test {i + 1})", _PW_MARKS["ok" if status == "passed" else "-"])
+                  for i in range(max(0, missing))]
+    return failure_report("playwright", tests, failures)
+
+
+def _text_failures(lines: list[str], roots: Roots) -> list[TestFailure]:
+    failures: dict[str, TestFailure] = {}
+    head: re.Match[str] | None = None
+    block: list[str] = []
+    for line in [*lines, "  0) end ─"]:
+        start = _FAILURE_HEAD.match(line)
+        if start or (head and _COUNT.match(line)):
+            if head is not None and head["title"] not in failures:
+                failures[head["title"]] = _text_failure(head["title"], block, roots)
+            head, block = start, []
+        elif head is not None:
+            block.append(line)
+    return list(failures.values())
+
+
+def _text_failure(title: str, block: list[str], roots: Roots) -> TestFailure:
+    body = "\n".join(block)
+    declared = _TITLE_FILE.search(title)
+    file = relativise(declared["file"], roots) if declared else None
+    line = int(declared["line"]) if declared else None
+    column = int(declared["col"]) if declared else None
+    if frame := innermost_frame(body, roots):
+        file, line, column = frame
+    elif code_frame := next((m for ln in block if (m := _CODE_FRAME.match(ln))), None):
+        line, column = int(code_frame["line"]), None
+    paragraphs = [p.strip() for p in body.strip().split("\n\n") if p.strip()]
+    message_parts = [p for p in paragraphs[:3]
+                     if not _FRAME_LINE.search(p) and not p.lstrip().startswith(("at ", "Call log:"))]
+    message = "\n".join(" ".join(ln.strip() for ln in p.splitlines()) for p in message_parts) or "the test failed"
+    expected, received = expected_received(body)
+    return TestFailure(test=title, message=message, file=file, line=line, column=column,
+                       expected=expected, received=received, stack=body.strip() or None)

@@ -7,7 +7,7 @@ import re
 from sprintflow.errors import ReportError
 from sprintflow.schemas.evaluation import Diagnostic
 
-from ._common import ParsedReport, Roots, relativise, report_parser, strip_ansi
+from ._common import ParsedReport, Roots, relativise, report_parser, text_lines
 
 __all__ = ["parse_tsc"]
 
@@ -29,7 +29,7 @@ def parse_tsc(text: str, roots: Roots = ()) -> ParsedReport:
 
     An error's indented follow-up lines ("Types of parameters … are incompatible")
     belong to its message; code frames and the ``Found N errors`` summary are skipped.
-    Empty output means a clean compile.
+    Empty output means a clean compile, also when ``npm run`` announced the script.
 
     Example:
         >>> report = parse_tsc("/workspace/src/a.ts(12,5): error TS2345: Bad argument.",
@@ -40,7 +40,8 @@ def parse_tsc(text: str, roots: Roots = ()) -> ParsedReport:
     """
     diagnostics: list[dict] = []
     current: dict | None = None
-    for line in strip_ansi(text).splitlines():
+    lines = text_lines(text)
+    for line in lines:
         header = _header(line)
         if header:
             current = _diagnostic_fields(header, roots)
@@ -50,7 +51,7 @@ def parse_tsc(text: str, roots: Roots = ()) -> ParsedReport:
         else:
             # A blank line ends a message: what follows in --pretty is a code frame.
             current = None
-    if text.strip() and not diagnostics:
+    if "".join(lines).strip() and not diagnostics:
         raise ReportError(f"tsc output has no diagnostic line (file(line,col): error TSxxxx: …); "
                           f"it starts with {text.strip()[:80]!r}")
     return ParsedReport(diagnostics=[Diagnostic(tool="tsc", **d) for d in diagnostics])

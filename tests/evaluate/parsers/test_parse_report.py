@@ -1,6 +1,7 @@
 """The registry, parse_report's errors, the shared helpers, and the docstring examples."""
 
 import doctest
+import importlib
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,11 @@ from sprintflow.evaluate.parsers._common import (
 
 REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 ROOTS = ["/tmp/sfrec/vitest3", "/tmp/sfrec/jest30", "/tmp/sfrec/pw", "/tmp/sfrec/pyproj",
-         "/tmp/sfrec/eslint9"]
+         "/tmp/sfrec/eslint9", "/tmp/sfrec13/env/humanize", "/tmp/sfrec13/scratch/vitest1",
+         "/tmp/sfrec13/scratch/jest29", "/tmp/sfrec13/ts/destr", "/tmp/sfrec13/py/click-8.5.1",
+         "/tmp/sfrec13/pwapp", "/tmp/sfrec13/ts/tsconfig-paths"]
+TOOLS = {"vitest-text": "vitest", "jest-text": "jest", "eslint-stylish": "eslint", "ruff-text": "ruff",
+         "playwright-text": "playwright"}
 ONE_FIXTURE = {
     "tsc": ("tsc/5.9.3.txt", 7),
     "eslint": ("eslint/9.39.5.json", 4),
@@ -27,6 +32,13 @@ ONE_FIXTURE = {
     "jest": ("jest/30.5.2.json", 6),
     "junit": ("junit/pytest-9.0.3.xml", 7),
     "playwright": ("playwright/1.65.1.json", 4),
+    "pytest": ("pytest/9.0.3-continue.txt", 2),
+    "vitest-text": ("vitest/1.6.1-default.txt", 2),
+    "jest-text": ("jest/29.7.0-default.txt", 3),
+    "eslint-stylish": ("eslint/stylish-9.39.5.txt", 1),
+    "ruff-text": ("ruff/0.5.7-full.txt", 13),
+    "playwright-text": ("playwright/1.61.1-list.txt", 2),
+    "generic": ("generic/eslint-visualstudio-8.14.0.txt", 1),
 }
 
 
@@ -40,7 +52,7 @@ def test_parse_report_dispatches_by_format(fmt):
     report = parse_report(fmt, (REPORTS / name).read_text(encoding="utf-8"), ROOTS)
     assert isinstance(report, ParsedReport)
     assert report.error_count == errors
-    assert {d.tool for d in report.diagnostics} == {fmt}
+    assert {d.tool for d in report.diagnostics} == {TOOLS.get(fmt, fmt)}
     assert all(d.file and not d.file.startswith("/") for d in report.diagnostics)
 
 
@@ -109,10 +121,10 @@ def test_innermost_frame_skips_dependencies_and_prefers_the_workspace():
     assert innermost_frame("no frames here", ["/w"]) is None
 
 
-@pytest.mark.parametrize("module", ["_common", "eslint", "jest_style", "junit", "playwright",
-                                    "python_tools", "typescript"])
+@pytest.mark.parametrize("module", ["_common", "eslint", "generic", "jest_style", "junit", "playwright",
+                                    "pytest_text", "python_tools", "runner_text", "typescript"])
 def test_docstring_examples_hold(module):
-    target = getattr(parsers, module) if module != "_common" else parsers._common
+    target = importlib.import_module(f"sprintflow.evaluate.parsers.{module}")
     result = doctest.testmod(target, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 

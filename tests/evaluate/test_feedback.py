@@ -1,0 +1,133 @@
+"""One feedback item per distinct problem, on what real tools printed for real projects."""
+
+import json
+import runpy
+from pathlib import Path
+
+from sprintflow.evaluate.excerpt import combined_output
+from sprintflow.evaluate.feedback import find_regressions, generator_feedback
+from sprintflow.evaluate.parsers import parse_report
+from sprintflow.schemas import (
+    Category,
+    CriterionResult,
+    EvalResult,
+    Outcome,
+    Priority,
+    Score,
+    StrategyResult,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+FEEDBACK = ROOT / "tests" / "fixtures" / "feedback"
+ENVIRONMENT = ROOT / "tests" / "fixtures" / "reports" / "environment"
+
+
+def strategy(project: str, run: str, name: str, fmt: str | None) -> StrategyResult:
+    """A failed strategy as the evaluator judges a recorded command: parsed diagnostics, output kept."""
+    data = json.loads((FEEDBACK / project / f"{run}.json").read_text(encoding="utf-8"))
+    root = json.loads((FEEDBACK / project / "project.json").read_text(encoding="utf-8"))["root"]
+    output = combined_output(data["stdout"], data["stderr"])
+    diagnostics = parse_report(fmt, output, [root]).diagnostics if fmt else []
+    return StrategyResult(strategy=name, required=True, result=Outcome.failed, exit_code=data["exitCode"],
+                          output=output[-4000:], details=f"`{data['command']}` exited {data['exitCode']}.",
+                          diagnostics=diagnostics)
+
+
+def faults(project: str) -> dict[str, tuple[str, int]]:
+    meta = json.loads((FEEDBACK / project / "project.json").read_text(encoding="utf-8"))
+    return {name: (where["file"], where["line"]) for name, where in meta["faults"].items()}
+
+
+def test_the_same_type_error_from_build_typecheck_and_four_test_files_is_one_item():
+    strategies = [strategy("tsconfig-paths", "build-npm-run", "build", "tsc"),
+                  strategy("tsconfig-paths", "typecheck-tsc", "typecheck", "tsc"),
+                  strategy("tsconfig-paths", "test-npm-test", "unit-test", "jest-text")]
+    items = generator_feedback(strategies, [], [], {"build": "npm run build"})
+    assert len(items) == 1
+    item = items[0]
+    assert (item.file, item.line) == faults("tsconfig-paths")["type"]
+    assert item.description.startswith("build, typecheck, unit-test TS2322: Type 'string' is not assignable")
+    assert "Failing here: src/__tests__/" in item.description and "(+" not in item.description
+    assert item.priority is Priority.critical and item.reproduction == "Run: npm run build"
+
+
+def test_criteria_and_regressions_are_told_on_the_items_not_repeated():
+    strategies = [strategy("destr", "lint-npm-run", "lint", "eslint-stylish"),
+                  strategy("destr", "typecheck-tsc", "typecheck", "tsc"),
+                  strategy("destr", "test-vitest3", "unit-test", "vitest-text")]
+    criteria = [CriterionResult(criterion_id=f"sc-1-{i}", description=f"{s.strategy} passes", required=True,
+                                result=Outcome.failed, evidence=s.details) for i, s in enumerate(strategies, 1)]
+    previous = EvalResult(
+        eval_id="eval-c-1", contract_id="c", spec_id="s", timestamp="2026-01-01T00:00:00Z", iteration=1,
+        overall_result="pass", summary="", score=Score(criteria_total=3, criteria_passed=3, criteria_failed=0,
+                                                       criteria_skipped=0, required_passed=3, required_failed=0,
+                                                       required_total=3),
+        strategy_results=[s.model_copy(update={"result": Outcome.passed}) for s in strategies],
+        criteria_results=[c.model_copy(update={"result": Outcome.passed}) for c in criteria])
+    regressions = find_regressions(previous, strategies, criteria)
+    assert len(regressions) == 6
+    items = generator_feedback(strategies, criteria, regressions, {})
+    assert sorted((i.file, i.line) for i in items) == sorted(faults("destr").values())
+    for item in items:
+        assert item.category is Category.regression and item.priority is Priority.critical
+        assert "This passed in eval-c-1 (a regression)." in item.description
+        assert "Blocks criterion sc-1-" in item.description
+    # A criterion no strategy explains (a custom check) still gets its own item.
+    custom = CriterionResult(criterion_id="sc-1-9", description="the export has a header", required=True,
+                             result=Outcome.failed, evidence="`python check.py` exited 1.")
+    extra = generator_feedback(strategies, [*criteria, custom], regressions, {})
+    assert len(extra) == 4 and extra[-1].description.startswith("Criterion sc-1-9 fail")
+
+
+def test_real_diagnostics_come_first_and_none_is_cut():
+    strategies = [strategy("destr", "test-vitest3", "unit-test", "vitest-text"),
+                  strategy("destr", "lint-npm-run", "lint", "eslint-stylish"),
+                  strategy("destr", "typecheck-tsc", "typecheck", "tsc")]
+    criterion = CriterionResult(criterion_id="sc-1-1", description="export works", required=True,
+                                result=Outcome.failed, evidence="no strategy says so")
+    items = generator_feedback(strategies, [criterion], [], {})
+    assert [i.description.split(" ")[0] for i in items] == ["typecheck", "unit-test:", "Criterion", "lint"]
+
+
+def test_a_failure_no_parser_reads_carries_what_the_tool_said():
+    ruff = strategy("humanize", "lint-ruff-mid", "lint", None)  # ruff 0.11 cannot read the config
+    [item] = generator_feedback([ruff], [], [], {"lint": "ruff check ."})
+    assert item.description.startswith("lint failed: `ruff check .` exited 2.\nOutput:\nruff failed")
+    assert "unknown field `future-annotations`" in item.description
+
+
+def test_environment_failures_are_one_environment_item_without_the_symptoms(tmp_path):
+    eslint = StrategyResult(strategy="lint", required=True, result=Outcome.failed, exit_code=2,
+                            output=(ENVIRONMENT / "eslint10-node18.txt").read_text(), details="exited 2")
+    native = StrategyResult(strategy="unit-test", required=True, result=Outcome.failed, exit_code=1,
+                            output=(ENVIRONMENT / "better-sqlite3-node-module-version.txt").read_text(),
+                            details="exited 1", diagnostics=parse_report(
+                                "generic", (ENVIRONMENT / "better-sqlite3-node-module-version.txt").read_text(),
+                                ["/workspace"]).diagnostics)
+    typecheck = strategy("destr", "typecheck-tsc", "typecheck", "tsc")
+    items = generator_feedback([eslint, native, typecheck], [], [], {}, tmp_path)
+    assert [i.category for i in items] == [Category.environment, Category.environment, Category.bug]
+    assert "util.styleText is not a function" in items[0].description
+    assert "runtime the project declares" in items[0].expected
+    assert "NODE_MODULE_VERSION" in items[1].description and "npm ci / npm rebuild" in items[1].expected
+    assert not any(i.file == "index.js" for i in items)
+
+
+def test_the_recorded_projects_meet_the_feedback_goal():
+    """The benchmark's own scoring on the recordings: recall and noise of plain commands."""
+    bench = runpy.run_path(str(ROOT / "benchmarks" / "feedback.py"))
+    catalogue = json.loads((FEEDBACK / "projects.json").read_text(encoding="utf-8"))
+    named = visible = listed = 0
+    for project in catalogue["projects"]:
+        runs, project_faults = bench["load_project"](project)
+        for label, chosen in bench["evaluations"](runs):
+            if not label.startswith("plain"):
+                continue
+            items = bench["feedback_for"](chosen)
+            expected = {name: project_faults[name] for run in chosen for name in run.expects}
+            named += len(bench["named_faults"](items, expected))
+            visible += len(expected)
+            listed += len(items)
+    assert visible >= 25
+    assert named / visible >= 0.95
+    assert listed / visible <= 1.5
