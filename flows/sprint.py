@@ -25,7 +25,7 @@ from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import resolve_engine
-from sprintflow.sprint.findings import generator_findings, generator_usage
+from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
 from sprintflow.sprint.guard import Guard
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import pin_judge, release_pin
@@ -80,8 +80,12 @@ def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, ite
 
 
 def _iterate(workspace: Path, path: Path, contract: SprintContract, project: ProjectConfig, engine: str,
-             executor: str | None, max_iterations: int, tester: str | None = None) -> ContractStatus:
-    """Iterations until a pass or the limit; resumes from whatever files the last run left."""
+             executor: str | None, max_iterations: int, tester: str | None = None) -> ContractStatus | str:
+    """Iterations until a pass or the limit; resumes from whatever files the last run left.
+
+    Returns the contract's final status, or why the environment blocks it (the iteration is
+    not counted: it is judged again when the sprint runs next).
+    """
     if transition(contract, ContractStatus.in_progress):
         write_contract(path, contract)
     while True:
@@ -93,6 +97,8 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
             return ContractStatus.needs_rework
         result = load_eval(workspace, contract.contract_id, iteration)
         entry = read_journal(workspace, contract.contract_id, iteration)
+        if result is not None and environment_blocker(result, workspace):
+            result = None  # the environment was to blame last time: judge the same generator step again
         if result is None or entry is None:
             entry = entry or _generate(workspace, project, contract, iteration, engine, tester)
             blocking, notes = generator_findings(entry)
@@ -102,6 +108,9 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
             result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
                                    blocking_issues=blocking, notes=notes, usage=generator_usage(entry, engine),
                                    config=project.to_dict())
+            blocker = environment_blocker(result, workspace)
+            if blocker:
+                return blocker
         record_iteration(contract, result)
         write_contract(path, contract)
 
@@ -178,6 +187,10 @@ def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectC
         _emit(contract, "blocked")
         return "blocked"
     status = _iterate(root, path, contract, project, generator, executor, limit, tester)
+    if not isinstance(status, ContractStatus):
+        print(f"{contract.contract_id} is blocked by its environment, not its code (no iteration spent): {status}")
+        _emit(contract, "blocked")
+        return "blocked"
     _finish(path, contract, status)
     return status.value
 

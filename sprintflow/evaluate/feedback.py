@@ -27,7 +27,15 @@ from sprintflow.schemas import (
     StrategyResult,
 )
 
-__all__ = ["find_regressions", "generator_feedback", "overall_result", "process_items", "score", "summarize"]
+__all__ = [
+    "find_regressions",
+    "generator_feedback",
+    "overall_result",
+    "process_items",
+    "score",
+    "strategy_environment_failure",
+    "summarize",
+]
 
 MAX_ITEMS_PER_STRATEGY = 20
 _PRIORITY_ORDER = {p: i for i, p in enumerate(Priority)}
@@ -126,7 +134,7 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
             continue
         if result.result is not Outcome.failed:
             continue
-        failure = _environment_failure(result, declared)
+        failure = strategy_environment_failure(result, declared)
         if failure is not None:
             _add_environment(environment, failure, result, reproduction)
             continue
@@ -236,7 +244,9 @@ def _split_test(d: Diagnostic) -> tuple[str | None, str]:
     return None, d.message
 
 
-def _environment_failure(result: StrategyResult, declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
+def strategy_environment_failure(result: StrategyResult,
+                                 declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
+    """The environment failure behind a failed strategy, from all it said; None when the code is to blame."""
     text = "\n".join([result.output, result.details, *(d.message for d in result.diagnostics)])
     return classify_environment(text, result.exit_code, declared)
 

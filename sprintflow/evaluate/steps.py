@@ -37,7 +37,7 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     plugin.check()
     with view.layer(layer, below=plan.below(strategy)) as root:
         judged = plugin.judge(plan.run_for(strategy, root))
-    changed = view.changed_sources(layer, expected=plugin.outputs())
+    changed = view.changed_sources(layer, expected=plugin.outputs(plan.workspace))
     result = record_tests(plan, judged) if not changed else _modified_sources(judged.result, changed)
     store_cached_result(plan, strategy, result)
     return result

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-__all__ = ["generator_findings", "generator_usage"]
+from sprintflow.evaluate.environment import DeclaredDependencies
+from sprintflow.evaluate.feedback import strategy_environment_failure
+from sprintflow.schemas import EvalResult, Outcome
+
+__all__ = ["environment_blocker", "generator_findings", "generator_usage"]
 
 
 def generator_usage(entry: dict[str, Any], engine: str) -> dict[str, Any]:
@@ -45,3 +50,20 @@ def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
         notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files "
                      "and leave processes behind.")
     return blocking, notes
+
+
+def environment_blocker(result: EvalResult, workspace: Path) -> str | None:
+    """Why a failed evaluation says nothing about the code: a required strategy's environment broke.
+
+    The sprint then stops the contract as blocked instead of spending a generator
+    iteration on it, and the same iteration is judged again once the environment is fixed.
+    """
+    if result.overall_result == "pass":
+        return None
+    declared = DeclaredDependencies.from_workspace(workspace)
+    for strategy in result.strategy_results:
+        if strategy.required and strategy.result is Outcome.failed:
+            failure = strategy_environment_failure(strategy, declared)
+            if failure is not None:
+                return f"{strategy.strategy}: {failure.evidence}. {failure.hint}"
+    return None

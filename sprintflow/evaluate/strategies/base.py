@@ -21,7 +21,9 @@ from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContrac
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
 from sprintflow.schemas.testrun import TestRun
 
+from ..excerpt import combined_output, relevant_output
 from ..executors import CommandSpec, Executor
+from ..inference import ReportSpec, infer_report
 from ..parsers import ParsedReport, parse_report
 
 __all__ = ["EXCERPT_CHARS", "Judged", "Strategy", "StrategyRun", "register", "strategy_for"]
@@ -76,8 +78,6 @@ class Strategy(ABC, Generic[C]):
     """The seed's default command; ``commands.<command_key>`` and the entry's command override it."""
     command_key: ClassVar[str | None] = None
     """The key of ``commands`` (bober's) that overrides the default command."""
-    default_format: ClassVar[str | None] = None
-    """The report format of the default command, when there is one to read."""
     needs_build: ClassVar[bool] = False
     """Waits for the build strategy (it serves or tests the build's output)."""
 
@@ -101,27 +101,29 @@ class Strategy(ABC, Generic[C]):
         if self.command() is None:
             raise ConfigError(f"{self.config.name}: no command configured (set `command` on the strategy)")
 
-    def report_format(self, command: str) -> str | None:
+    def report_spec(self, workspace: Path) -> ReportSpec | None:
+        """How to read what the command reports: the config's ``format`` (and ``report``), else what the
+        command line says (the tool behind ``npm run``, reporter flags, the tool's default output)."""
         settings = self.config.config
-        configured = settings.format if isinstance(settings, CommandSettings) else None
-        return configured or self.default_format
+        if isinstance(settings, CommandSettings) and settings.format:
+            return ReportSpec(settings.format, settings.report, "stdout")
+        command = self.command()
+        return infer_report(command, workspace) if command else None
 
-    def report_path(self, workspace: Path) -> Path | None:
-        settings = self.config.config
-        report = settings.report if isinstance(settings, CommandSettings) else None
-        return workspace / report if report else None
-
-    def outputs(self) -> list[str]:
+    def outputs(self, workspace: Path) -> list[str]:
         """Workspace paths this strategy is expected to write (beyond tool caches): its report."""
-        settings = self.config.config
-        report = settings.report if isinstance(settings, CommandSettings) else None
-        return [report] if report else []
+        spec = self.report_spec(workspace)
+        return [spec.report_path] if spec and spec.report_path else []
 
     # How it is judged
     def judge(self, run: StrategyRun) -> Judged:
         """Run, parse once, judge: a command strategy's whole verdict."""
         command = self.command() or ""
-        report = self.report_path(run.workspace)
+        spec = self.report_spec(run.workspace)
+        try:
+            report = _report_file(run.workspace, spec)
+        except ReportError as exc:
+            return Judged(result(run, Outcome.failed, details=f"Nothing was run: {exc}."))
         if report is not None:
             report.unlink(missing_ok=True)  # a stale report must never judge a new run
         outcome = execute(run, command)
@@ -129,26 +131,34 @@ class Strategy(ABC, Generic[C]):
         if failure:
             return Judged(failure)
         try:
-            parsed = self.parse(run, command, outcome)
+            parsed = self.parse(run, spec, outcome)
         except ReportError as exc:
             return Judged(result(run, Outcome.failed, exit_code=outcome.exit_code, output=excerpt(outcome),
                                  duration_ms=duration_ms(outcome),
                                  details=f"Could not read the tool's report, so the result is unknown: {exc}"))
         return self.judge_output(run, command, outcome, parsed)
 
-    def parse(self, run: StrategyRun, command: str, outcome: CommandResult) -> ParsedReport | None:
-        """The tool's report (a file the command wrote, or its stdout) parsed, when a format is known."""
-        fmt = self.report_format(command)
-        if fmt is None:
+    def parse(self, run: StrategyRun, spec: ReportSpec | None, outcome: CommandResult) -> ParsedReport | None:
+        """The tool's report (a file the command wrote, or what it printed) parsed, once.
+
+        A format the config did not name was inferred from the command: its findings then
+        explain a failure but never make one, so a tool that exited 0 has only warnings.
+        """
+        if spec is None:
             return None
-        path = self.report_path(run.workspace)
-        if path is not None:
-            if not path.is_file():
-                raise ReportError(f"the command did not write its report {path.relative_to(run.workspace)}")
-            text = path.read_text(encoding="utf-8", errors="replace")
+        report = _report_file(run.workspace, spec)
+        if report is not None:
+            if not report.is_file():
+                raise ReportError(f"the command did not write its report {spec.report_path}")
+            text = report.read_text(encoding="utf-8", errors="replace")
         else:
-            text = outcome.stdout
-        return parse_report(fmt, text, run.roots)
+            text = outcome.stdout if spec.stream == "stdout" else combined_output(outcome.stdout, outcome.stderr)
+        parsed = parse_report(spec.format, text, run.roots)
+        settings = self.config.config
+        configured = isinstance(settings, CommandSettings) and bool(settings.format)
+        if not configured and outcome.exit_code == 0:
+            parsed.diagnostics = [d.model_copy(update={"severity": "warning"}) for d in parsed.diagnostics]
+        return parsed
 
     def judge_output(self, run: StrategyRun, command: str, outcome: CommandResult,
                      parsed: ParsedReport | None) -> Judged:
@@ -220,14 +230,23 @@ def infrastructure_failure(run: StrategyRun, command: str, outcome: CommandResul
 
 
 def excerpt(outcome: CommandResult, diagnostics: list[Diagnostic] | None = None) -> str:
-    """The relevant part of the output: located findings first, else the output's tail."""
+    """The relevant part of the output: located findings first, else the lines around the first error."""
     if diagnostics:
         lines = [format_diagnostic(d) for d in diagnostics[:MAX_DIAGNOSTIC_LINES]]
         if len(diagnostics) > MAX_DIAGNOSTIC_LINES:
             lines.append(f"… and {len(diagnostics) - MAX_DIAGNOSTIC_LINES} more")
         return "\n".join(lines)
-    text = (outcome.stdout + ("\n" if outcome.stdout and outcome.stderr else "") + outcome.stderr).strip()
-    return text if len(text) <= EXCERPT_CHARS else "…" + text[-EXCERPT_CHARS:]
+    return relevant_output(combined_output(outcome.stdout, outcome.stderr))
+
+
+def _report_file(workspace: Path, spec: ReportSpec | None) -> Path | None:
+    """The report file a strategy reads, when it is one inside the workspace (never a path leading out)."""
+    if spec is None or spec.report_path is None:
+        return None
+    path = Path(spec.report_path)
+    if path.is_absolute() or ".." in path.parts:
+        raise ReportError(f"the report {spec.report_path} is outside the workspace; name one inside it")
+    return workspace / path
 
 
 def format_diagnostic(d: Diagnostic) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sprintflow.io.process import CommandResult
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import BuildStrategy as BuildConfig
@@ -18,8 +20,8 @@ class BuildStrategy(Strategy[BuildConfig]):
     default_command = "npm run build"
     command_key = "build"
 
-    def outputs(self) -> list[str]:
-        return [*super().outputs(), self.config.config.output_dir]
+    def outputs(self, workspace: Path) -> list[str]:
+        return [*super().outputs(workspace), self.config.config.output_dir]
 
     def verdict(self, run: StrategyRun, command: str, outcome: CommandResult,
                 parsed: ParsedReport | None) -> tuple[Outcome, str]:

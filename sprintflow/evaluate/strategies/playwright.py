@@ -19,7 +19,6 @@ __all__ = ["PlaywrightStrategy"]
 class PlaywrightStrategy(Strategy[PlaywrightConfig]):
     type = StrategyType.playwright
     default_command = "npx playwright test --reporter=json"
-    default_format = "playwright"
     needs_build = True
 
     def judge(self, run: StrategyRun) -> Judged:

@@ -1,4 +1,4 @@
-"""typecheck: the code type-checks with zero errors (tsc by default, mypy when the command runs it)."""
+"""typecheck: the code type-checks with zero errors (tsc by default; mypy, pyright … when the command runs them)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,3 @@ class TypecheckStrategy(Strategy[TypecheckConfig]):
     type = StrategyType.typecheck
     default_command = "npx tsc --noEmit --pretty false"
     command_key = "typecheck"
-    default_format = "tsc"
-
-    def report_format(self, command: str) -> str | None:
-        configured = self.config.config.format
-        if configured:
-            return configured
-        if "tsc" in command:
-            return "tsc"
-        return "mypy" if "mypy" in command else None

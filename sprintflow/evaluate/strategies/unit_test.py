@@ -45,7 +45,8 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
                      parsed: ParsedReport | None) -> Judged:
         """The verdict, plus the tester's view of the run: a TestRun whose hints reach the diagnostics."""
         judged = super().judge_output(run, command, outcome, parsed)
-        fmt = self.report_format(command)
+        spec = self.report_spec(run.workspace)
+        fmt = spec.format if spec else None
         if parsed is None or fmt not in TEST_REPORT_FORMATS:
             return judged
         test_run = judge_test_run(parsed, fmt, run_id=new_run_id(), stdout=outcome.stdout, stderr=outcome.stderr,
