@@ -26,6 +26,10 @@ class EvaluatorConfig(Document):
     strategies: list[StrategyConfig] | None = None
     """None means: the preset's default strategy set."""
     max_iterations: int = Field(default=3, ge=1)
+    rerun_failures: int = Field(default=1, ge=0, le=5)
+    """A failing check runs again this many times on the same snapshot; failing, then passing, is flaky."""
+    flaky_fails: bool = False
+    """A flaky check fails its strategy (by default it passes, marked flaky)."""
 
 
 class ExecutorConfig(Document):

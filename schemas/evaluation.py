@@ -97,6 +97,8 @@ class StrategyResult(Document):
     duration_ms: int | None = None
     cached: bool = False
     """True when reused from an identical earlier run (same workspace hash and config)."""
+    flaky: bool = False
+    """True when it failed, then passed when run again on the same snapshot of the workspace."""
 
 
 class CriterionResult(Document):

@@ -1,8 +1,13 @@
 """Load a workspace's ProjectConfig: sprintflow.toml, [tool.sprintflow], or bober.config.json.
 
 Looked up in that order in the workspace root; none found means the generic
-preset with defaults. Every source is validated against the config JSON
-Schema first, so an error names the file and the JSON path.
+preset with defaults. Every source is read by :func:`read_config` and checked
+against the config JSON Schema, so an error names the file and the JSON path.
+
+agent-bober's ``bober.config.json`` is read as agent-bober ships it: the parts
+sprintflow judges by (``evaluator.strategies``, ``evaluator.maxIterations``,
+``commands``, the preset or ``project.mode``) are taken, agent-bober's own
+settings (planner, generator, pipeline …) are left alone.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from sprintflow.errors import ConfigError, DocumentError, WorkspaceError
+from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceError
 from sprintflow.schemas import ProjectConfig
 from sprintflow.schemas.validation import schema_problems
 
-__all__ = ["CONFIG_FILES", "find_config_file", "load_project_config"]
+__all__ = ["BOBER_CONFIG", "CONFIG_FILES", "config_problems", "find_config_file", "load_project_config",
+           "read_config"]
 
-CONFIG_FILES = ("sprintflow.toml", "pyproject.toml", "bober.config.json")
+BOBER_CONFIG = "bober.config.json"
+CONFIG_FILES = ("sprintflow.toml", "pyproject.toml", BOBER_CONFIG)
 
 
 def find_config_file(workspace: Path) -> Path | None:
@@ -26,7 +33,8 @@ def find_config_file(workspace: Path) -> Path | None:
     for name in CONFIG_FILES:
         path = workspace / name
         if name == "pyproject.toml":
-            if path.is_file() and "sprintflow" in _read_toml(path).get("tool", {}):
+            tool = _read_toml(path).get("tool") if path.is_file() else None
+            if isinstance(tool, dict) and "sprintflow" in tool:
                 return path
         elif path.is_file():
             return path
@@ -38,19 +46,87 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
-def _from_bober(data: dict[str, Any]) -> dict[str, Any]:
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except (RecursionError, ValueError) as exc:
+        raise ConfigError(f"{path}: invalid JSON: {exc}") from None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The configuration in ``path`` as sprintflow reads it: a TOML config, a pyproject.toml's
+    ``[tool.sprintflow]``, or the parts of a ``bober.config.json`` sprintflow judges by.
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, or has no sprintflow configuration.
+        DocumentError: a bober.config.json whose parts have the wrong shape (with their JSON paths).
+
+    Example:
+        >>> read_config(Path("examples/python-api/sprintflow.toml"))["evaluator"]["maxIterations"]
+        3
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    if path.suffix == ".json":
+        return _from_bober(_read_json(path), str(path))
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        tool = data.get("tool")
+        if not isinstance(tool, dict) or "sprintflow" not in tool:
+            raise ConfigError(f"{path}: no [tool.sprintflow] section")
+        section = tool["sprintflow"]
+        if not isinstance(section, dict):
+            raise DocumentError([Problem(str(path), "tool/sprintflow", "must be a table")])
+        return section
+    return data
+
+
+def _from_bober(data: Any, file: str) -> dict[str, Any]:
     """Map agent-bober's config onto ours; fields we do not use are ignored, never rewritten."""
-    evaluator = data.get("evaluator") or {}
+    if not isinstance(data, dict):
+        raise DocumentError([Problem(file, "", "the config must be a JSON object")])
+    problems = [Problem(file, key, "must be a JSON object") for key in ("evaluator", "commands", "project")
+                if key in data and data[key] is not None and not isinstance(data[key], dict)]
+    if problems:
+        raise DocumentError(problems)
+    evaluator, project = data.get("evaluator") or {}, data.get("project") or {}
+    commands = data.get("commands") or {}
     mapped: dict[str, Any] = {
-        "commands": data.get("commands") or {},
+        "commands": {k: v for k, v in commands.items() if k in ("build", "typecheck", "lint", "test")},
         "evaluator": {k: evaluator[k] for k in ("strategies", "maxIterations") if k in evaluator},
     }
-    preset = data.get("preset") or (data.get("project") or {}).get("preset")
+    preset = data.get("preset") or project.get("preset") or _BOBER_MODES.get(str(project.get("mode")))
     if preset is not None:
         mapped["preset"] = preset
     return mapped
+
+
+_BOBER_MODES = {"brownfield": "brownfield", "greenfield": "generic"}
+"""agent-bober's project modes, as the presets they default to."""
+
+
+def config_problems(path: Path) -> list[Problem]:
+    """Every problem of the config file ``path`` (parse errors, schema violations), located.
+
+    Example:
+        >>> config_problems(Path("examples/python-api/sprintflow.toml"))
+        []
+    """
+    try:
+        data = read_config(path)
+    except DocumentError as exc:
+        return exc.problems
+    except ConfigError as exc:
+        return [Problem(str(path), None, str(exc).removeprefix(f"{path}: "))]
+    return schema_problems(data, "config", str(path))
 
 
 def load_project_config(workspace: Path | str) -> ProjectConfig:
@@ -66,21 +142,8 @@ def load_project_config(workspace: Path | str) -> ProjectConfig:
     path = find_config_file(workspace)
     if path is None:
         return ProjectConfig()
-    if path.suffix == ".json":
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: invalid JSON: {exc}") from None
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: the config must be a JSON object")
-        data = _from_bober(raw)
-    elif path.name == "pyproject.toml":
-        data = _read_toml(path)["tool"]["sprintflow"]
-    else:
-        data = _read_toml(path)
+    data = read_config(path)
     problems = schema_problems(data, "config", str(path))
     if problems:
         raise DocumentError(problems)
     return ProjectConfig.model_validate(data)
-
-

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,37 @@ def test_bad_config_names_file_and_path(tmp_path):
 def test_missing_workspace(tmp_path):
     with pytest.raises(WorkspaceError, match="does not exist"):
         load_project_config(tmp_path / "nope")
+
+
+def test_agent_bobers_own_config_is_read_as_agent_bober_ships_it(tmp_path):
+    import shutil
+
+    from sprintflow.evaluate.executors import LocalExecutor
+    from sprintflow.evaluate.strategies import StrategyRun, strategy_for
+
+    fixture = Path(__file__).parent / "fixtures" / "configs" / "bober.config.json"
+    shutil.copy(fixture, tmp_path / "bober.config.json")
+    project = load_project_config(tmp_path)
+    assert [s.type.value for s in project.strategies()] == ["typecheck", "lint", "unit-test", "build", "api-check"]
+    assert project.preset == "generic" and project.commands.build is None  # mode greenfield; no build command
+    api_check = project.strategies()[-1]
+    plugin = strategy_for(api_check, project)
+    plugin.check()  # no endpoints is no error
+    judged = plugin.judge(StrategyRun(tmp_path, api_check, project, LocalExecutor()))
+    assert judged.result.result.value == "skipped" and "lists no endpoints" in judged.result.details
+
+
+def test_validate_reads_toml_pyproject_and_bober_configs(tmp_path):
+    from click.testing import CliRunner
+
+    from sprintflow.cli import cli
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.sprintflow]\npreset = "brownfield"\n')
+    (tmp_path / "sprintflow.toml").write_text('[executor]\ncpus = "many"\n')
+    fixture = Path(__file__).parent / "fixtures" / "configs" / "bober.config.json"
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path / "pyproject.toml"), str(fixture),
+                                      str(tmp_path / "sprintflow.toml")])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'pyproject.toml'}: valid config" in result.output
+    assert f"{fixture}: valid config" in result.output
+    assert f"{tmp_path / 'sprintflow.toml'}: executor/cpus: 'many' is not of type 'number'" in result.output

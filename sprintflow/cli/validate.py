@@ -17,6 +17,9 @@ from sprintflow.schemas.validation import KINDS, detect_kind, parse_json_file, v
 def validate(files: tuple[Path, ...], kind: str | None) -> None:
     """Validate sprintflow documents: contracts, plan specs, eval results, configs.
 
+    Configs are read as sprintflow reads them: sprintflow.toml, a pyproject.toml's
+    [tool.sprintflow], or the parts of agent-bober's bober.config.json it judges by.
+
     Prints every problem as `file: json/path: message`. Contracts are also checked
     against the seed's rules (id formats, a build and a functional criterion, no
     vague wording) and their dependsOn against the other contracts given (known ids,
@@ -24,9 +27,17 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Exit codes: 0 all valid, 2 any invalid.
     """
+    from sprintflow.config import BOBER_CONFIG, config_problems
+
     loaded: list[tuple[Path, Any]] = []
     problems: list[Problem] = []
     for path in files:
+        if path.suffix == ".toml" or path.name == BOBER_CONFIG:  # configs, read as sprintflow reads them
+            found = config_problems(path)
+            problems.extend(found)
+            if not found:
+                click.echo(f"{path}: valid config")
+            continue
         try:
             loaded.append((path, parse_json_file(path)))
         except DocumentError as exc:

@@ -9,9 +9,11 @@ in ``.sprintflow/runs/<runId>/`` and the bugs it opens or fixes.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sprintflow.errors import ConfigError
 from sprintflow.io.process import CommandResult, Containment
-from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, SuccessCriterion
+from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.bugs import sync_bugs
 from sprintflow.testing.testrun import record_test_run
@@ -20,7 +22,7 @@ from .cache import cached_outputs, cached_result, store_cached_result
 from .criteria import judge_by_command, judge_manual, manual_prompt, skipped_manual
 from .executors import CommandSpec
 from .plan import EvaluationPlan
-from .strategies import Judged
+from .strategies import Judged, Strategy
 
 __all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "strategy_step"]
 
@@ -35,12 +37,44 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
             return hit
     plugin = plan.plugin(strategy)
     plugin.check()
-    with view.layer(layer, below=plan.below(strategy)) as root:
-        judged = plugin.judge(plan.run_for(strategy, root))
-    changed = view.changed_sources(layer, expected=plugin.outputs(plan.workspace))
-    result = record_tests(plan, judged) if not changed else _modified_sources(judged.result, changed)
+    judged, changed = _judge_in_layer(plan, strategy, plugin, layer)
+    if changed:
+        result = _modified_sources(judged.result, changed)
+    else:
+        result = record_tests(plan, _again_if_failed(plan, strategy, plugin, judged))
     store_cached_result(plan, strategy, result)
     return result
+
+
+def _judge_in_layer(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
+                    layer: str) -> tuple[Judged, list[str]]:
+    """The strategy judged in its own layer of the view, and the sources it changed there."""
+    view = plan.evaluation_view
+    with view.layer(layer, below=plan.below(strategy)) as root:
+        judged = plugin.judge(plan.run_for(strategy, root))
+    return judged, view.changed_sources(layer, expected=plugin.outputs(plan.workspace))
+
+
+def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy, judged: Judged) -> Judged:
+    """A failing check runs again on the same snapshot, to tell flaky from broken before the generator is told.
+
+    Not a check that could not run or hit its deadline (that is no verdict to doubt), nor the
+    build (others run on its output). Failing, then passing, is flaky: a pass, unless
+    ``evaluator.flakyFails``.
+    """
+    first = judged.result
+    if (first.result is not Outcome.failed or first.exit_code is None or "did not finish within" in first.details
+            or strategy.type is StrategyType.build):
+        return judged
+    for attempt in range(1, plan.project.evaluator.rerun_failures + 1):
+        again, changed = _judge_in_layer(plan, strategy, plugin, f"{plan.layer_of(strategy)}-again-{attempt}")
+        if again.result.result is Outcome.passed and not changed:
+            verdict = Outcome.failed if plan.project.evaluator.flaky_fails else Outcome.passed
+            details = (f"Flaky: it failed, then passed when run again on the same snapshot (run {attempt + 1}). "
+                       f"The failed run: {first.details}")
+            return replace(again, result=again.result.model_copy(
+                update={"result": verdict, "flaky": True, "details": details}))
+    return judged
 
 
 def _modified_sources(result: StrategyResult, changed: list[str]) -> StrategyResult:

@@ -68,6 +68,7 @@ EVAL_SCHEMA = pa.schema([
     ("result", pa.string()),        # pass | fail | skipped
     ("error_count", pa.int32()),
     ("cached", pa.bool_()),
+    ("flaky", pa.bool_()),          # strategy rows: failed, then passed on the same snapshot
     ("duration_ms", pa.int64()),
     ("regressions", pa.int32()),    # evaluation rows: regressions found against the previous one
     ("timestamp", _UTC_MS),         # the EvalResult's timestamp

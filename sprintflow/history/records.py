@@ -68,7 +68,7 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
              "required": True, "duration_ms": duration_ms, "regressions": len(eval_result.regressions),
              "engine": engine, "tokens": tokens, "cost_usd": cost}]
     rows += [{**base, "kind": "strategy", "name": s.strategy, "required": s.required,
-              "result": s.result.value, "error_count": s.error_count, "cached": s.cached,
+              "result": s.result.value, "error_count": s.error_count, "cached": s.cached, "flaky": s.flaky,
               "duration_ms": s.duration_ms} for s in eval_result.strategy_results]
     rows += [{**base, "kind": "criterion", "name": c.criterion_id, "required": c.required,
               "result": c.result.value, "method": methods.get(c.criterion_id)}

@@ -1,0 +1,54 @@
+"""A failing check runs again on the same snapshot: failing then passing is flaky, not broken."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.history.dataset import EVALS, read_table
+from sprintflow.io.layout import WorkspaceLayout
+
+CONTRACT = {
+    "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
+    "status": "proposed", "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+    "generatorNotes": "", "evaluatorNotes": "", "estimatedDuration": "small",
+    "successCriteria": [{"criterionId": "sc-1-1", "description": "It builds.", "verificationMethod": "build",
+                         "required": True},
+                        {"criterionId": "sc-1-2", "description": "The suite passes.",
+                         "verificationMethod": "unit-test", "required": True}]}
+
+
+def _workspace(root, test_command: str, extra: str = ""):
+    root.mkdir()
+    (root / "sprintflow.toml").write_text(
+        f'{extra}\n[[evaluator.strategies]]\ntype = "build"\ncommand = "true"\n\n'
+        f'[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "{test_command}"\n')
+    (root / "contract.json").write_text(json.dumps(CONTRACT))
+    return root
+
+
+def _unit(result):
+    return next(s for s in result.strategy_results if s.strategy == "unit-test")
+
+
+@pytest.mark.parametrize("flaky_fails", [False, True])
+def test_fail_then_pass_is_flaky(prefect_harness, tmp_path, flaky_fails):
+    flag = tmp_path / f"ran-once-{uuid.uuid4().hex}"  # outside the workspace: survives between the runs
+    command = f"if [ -e {flag} ]; then exit 0; fi; touch {flag}; exit 1"
+    extra = "[evaluator]\\nflakyFails = true" if flaky_fails else ""
+    workspace = _workspace(tmp_path / "ws", command, extra.replace("\\n", "\n"))
+    result = evaluate_flow(str(workspace), str(workspace / "contract.json"), executor="local", use_cache=False)
+    unit = _unit(result)
+    assert unit.flaky and "failed, then passed when run again" in unit.details
+    assert (unit.result.value, result.overall_result) == (("fail", "fail") if flaky_fails else ("pass", "pass"))
+    rows = read_table(WorkspaceLayout(workspace).history_dir, EVALS)
+    assert rows[(rows.kind == "strategy") & (rows.name == "unit-test")].flaky.tolist() == [True]
+
+
+def test_a_check_that_fails_every_time_is_broken_not_flaky(prefect_harness, tmp_path):
+    workspace = _workspace(tmp_path / "ws", "exit 1")
+    result = evaluate_flow(str(workspace), str(workspace / "contract.json"), executor="local", use_cache=False)
+    assert _unit(result).result.value == "fail" and not _unit(result).flaky
