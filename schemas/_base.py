@@ -5,8 +5,15 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
 from pydantic.alias_generators import to_camel
+
+from sprintflow.io.layout import MAX_NAME, SAFE_NAME
+
+SafeId = Annotated[str, StringConstraints(pattern=f"^{SAFE_NAME.pattern}$", max_length=MAX_NAME)]
+"""An id that becomes a file name (contract, spec, eval): checked when the document is read."""
 
 
 def utc_now() -> str:
@@ -33,3 +40,12 @@ class Document(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+
+class ConfigSection(Document):
+    """Base of the configuration's sections: sprintflow's own files, so an unknown key is a typo.
+
+    ``protectedPath`` for ``protectedPaths`` would otherwise protect nothing, silently.
+    """
+
+    model_config = ConfigDict(extra="forbid")

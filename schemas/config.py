@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ._base import Document
+from ._base import ConfigSection
 from .strategies import StrategyConfig, parse_strategy
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
@@ -15,14 +15,14 @@ __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "Pro
 DEFAULT_IMAGE = "sprintflow-sandbox:latest"
 
 
-class Commands(Document):
+class Commands(ConfigSection):
     build: str | None = None
     typecheck: str | None = None
     lint: str | None = None
     test: str | None = None
 
 
-class EvaluatorConfig(Document):
+class EvaluatorConfig(ConfigSection):
     strategies: list[StrategyConfig] | None = None
     """None means: the preset's default strategy set."""
     max_iterations: int = Field(default=3, ge=1)
@@ -32,7 +32,7 @@ class EvaluatorConfig(Document):
     """A flaky check fails its strategy (by default it passes, marked flaky)."""
 
 
-class ExecutorConfig(Document):
+class ExecutorConfig(ConfigSection):
     kind: Literal["auto", "docker", "local"] = "auto"
     image: str = DEFAULT_IMAGE
     memory: str = "2g"
@@ -43,7 +43,7 @@ class ExecutorConfig(Document):
     default_timeout: float = Field(default=600, gt=0)
 
 
-class EngineConfig(Document):
+class EngineConfig(ConfigSection):
     planner: str | None = None
     generator: str | None = None
     evaluator: str | None = None
@@ -52,14 +52,14 @@ class EngineConfig(Document):
     timeout: float = Field(default=900, gt=0)
 
 
-class SprintConfig(Document):
+class SprintConfig(ConfigSection):
     branch_pattern: str | None = None
     """Commit each iteration on this git branch, e.g. ``sprintflow/{contractId}``; None: no commits."""
     held_out: list[str] = Field(default_factory=lambda: ["evals"])
     """Held-out evaluation data the generator must never touch (protected like .sprintflow/)."""
 
 
-class TesterConfig(Document):
+class TesterConfig(ConfigSection):
     """The tester role: an agent of its own writes and runs the tests that judge the generator."""
 
     tests_dir: str = "tests/sprintflow"
@@ -76,7 +76,7 @@ class TesterConfig(Document):
     """Language of the hints written for failed tests."""
 
 
-class ProjectConfig(Document):
+class ProjectConfig(ConfigSection):
     """Everything sprintflow reads about a workspace."""
 
     preset: Literal["nextjs", "react-vite", "brownfield", "generic"] = "generic"

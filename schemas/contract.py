@@ -9,7 +9,7 @@ from pydantic import Field
 
 from sprintflow.errors import TransitionError
 
-from ._base import Document, utc_now
+from ._base import Document, SafeId, utc_now
 
 __all__ = [
     "ContractStatus",
@@ -64,15 +64,15 @@ class SuccessCriterion(Document):
 
 class IterationRecord(Document):
     iteration: int = Field(ge=1)
-    eval_id: str
+    eval_id: SafeId
     result: Literal["pass", "fail"]
     timestamp: str
 
 
 class SprintContract(Document):
-    contract_id: str
+    contract_id: SafeId
     """``sprint-<specId>-<sprintNumber>``; never changes."""
-    spec_id: str
+    spec_id: SafeId
     sprint_number: int = Field(ge=1)
     """1-indexed position in the sprint sequence."""
     title: str
@@ -81,7 +81,7 @@ class SprintContract(Document):
     created_at: str
     updated_at: str
     completed_at: str | None = None
-    depends_on: list[str] = Field(default_factory=list)
+    depends_on: list[SafeId] = Field(default_factory=list)
     features: list[str] = Field(default_factory=list)
     success_criteria: list[SuccessCriterion]
     generator_notes: str
@@ -89,7 +89,7 @@ class SprintContract(Document):
     estimated_files: list[str] = Field(default_factory=list)
     estimated_duration: Literal["small", "medium", "large"]
     iteration_history: list[IterationRecord] = Field(default_factory=list)
-    last_eval_id: str | None = None
+    last_eval_id: SafeId | None = None
 
     def transition(self, to: ContractStatus) -> None:
         """Move to ``to`` or raise ``TransitionError``; stamps the timestamps.
@@ -125,13 +125,13 @@ class Feature(Document):
 class PlanSpec(Document):
     """The planner's answer to a feature request; its contracts carry the sprints."""
 
-    spec_id: str
+    spec_id: SafeId
     """``spec-<yyyymmdd>-<slug>``; the prefix of every contract id of the plan."""
     title: str
     description: str
     request: str = ""
     """The feature request the plan answers, verbatim."""
     features: list[Feature] = Field(default_factory=list)
-    contracts: list[str] = Field(default_factory=list)
+    contracts: list[SafeId] = Field(default_factory=list)
     """Contract ids in sprint order."""
     created_at: str = Field(default_factory=utc_now)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Document
+from ._base import Document, SafeId
 
 __all__ = [
     "Category",
@@ -138,10 +138,10 @@ class Score(Document):
 
 
 class EvalResult(Document):
-    eval_id: str
+    eval_id: SafeId
     """``eval-<contractId>-<iteration>``."""
-    contract_id: str
-    spec_id: str
+    contract_id: SafeId
+    spec_id: SafeId
     timestamp: str
     iteration: int = Field(ge=1)
     overall_result: Literal["pass", "fail"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
-from ._base import Document
+from ._base import ConfigSection
 from .evaluation import StrategyType
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-class CommandSettings(Document):
+class CommandSettings(ConfigSection):
     """What every command-running strategy's ``config`` may say about its command and report."""
 
     command: str | None = None
@@ -90,7 +90,7 @@ class PlaywrightSettings(CommandSettings):
     """The seed's webServer block; playwright.config's webServer starts the server."""
 
 
-class Endpoint(Document):
+class Endpoint(ConfigSection):
     """One HTTP check of the api-check strategy."""
 
     method: str = "GET"
@@ -104,7 +104,7 @@ class Endpoint(Document):
     """A criterion id: that api-check criterion is judged by this endpoint's checks alone."""
 
 
-class ApiCheckSettings(Document):
+class ApiCheckSettings(ConfigSection):
     base_url: str | None = None
     start_server: bool = True
     server_command: str | None = None
@@ -118,13 +118,15 @@ class ApiCheckSettings(Document):
 class CustomSettings(CommandSettings):
     """A custom check; keys of its own (``maxSizeKb`` …) are kept for the plugin that reads them."""
 
+    model_config = ConfigDict(extra="allow")
+
     parse_output: Literal["json"] | None = None
     """``json``: the command prints JSON, which ``pass_condition`` judges."""
     pass_condition: str | None = None
     """An expression over ``output`` (see :mod:`sprintflow.evaluate.expressions`)."""
 
 
-class _StrategyBase(Document):
+class _StrategyBase(ConfigSection):
     required: bool = True
     """A failing required strategy fails the sprint; others are recorded only."""
     plugin: str | None = None

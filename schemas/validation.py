@@ -7,6 +7,7 @@ JSON path; only then do the pydantic models load them.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from functools import cache
@@ -17,6 +18,7 @@ import jsonschema
 from pydantic import BaseModel
 
 from sprintflow.errors import DocumentError, Problem
+from sprintflow.io.layout import SAFE_NAME
 
 from .config import ProjectConfig
 from .contract import PlanSpec, SprintContract
@@ -92,7 +94,32 @@ def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
     validator = jsonschema.Draft202012Validator(json_schema(kind))
     errors = [_most_specific(e) for e in validator.iter_errors(data)]
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-    return [Problem(file, _json_path(e.absolute_path), e.message) for e in errors]
+    return [problem for e in errors for problem in _located(e, file)]
+
+
+def _located(error: jsonschema.ValidationError, file: str) -> list[Problem]:
+    """One problem per error; an unknown key gets its own path and the closest known key."""
+    where = _json_path(error.absolute_path)
+    if error.validator == "pattern" and error.validator_value == f"^{SAFE_NAME.pattern}$":
+        return [Problem(file, where, f"{error.instance!r} is not a safe id: letters, digits, '.', '_' and '-', "
+                                     "starting with a letter or digit, no '..'")]
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return [Problem(file, where, error.message)]
+    known = sorted((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else {})
+    unknown = [key for key in error.instance if key not in known]
+    return [Problem(file, _json_path([*error.absolute_path, key]), _unknown_key(key, known)) for key in unknown]
+
+
+def _unknown_key(key: str, known: list[str]) -> str:
+    """Name the unknown key and the known one it most resembles.
+
+    Example:
+        >>> _unknown_key("protectedPath", ["preset", "protectedPaths"])
+        "unknown key 'protectedPath' (did you mean 'protectedPaths'?)"
+    """
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+    return f"unknown key {key!r} ({hint})"
 
 
 def _most_specific(error: jsonschema.ValidationError) -> jsonschema.ValidationError:

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceError
+from sprintflow.evaluate.expressions import parse_condition
+from sprintflow.io.layout import relative_path_problem
 from sprintflow.schemas import ProjectConfig
 from sprintflow.schemas.validation import schema_problems
 
 __all__ = ["BOBER_CONFIG", "CONFIG_FILES", "config_problems", "find_config_file", "load_project_config",
-           "read_config"]
+           "read_config", "rule_problems"]
 
 BOBER_CONFIG = "bober.config.json"
 CONFIG_FILES = ("sprintflow.toml", "pyproject.toml", BOBER_CONFIG)
@@ -126,7 +128,41 @@ def config_problems(path: Path) -> list[Problem]:
         return exc.problems
     except ConfigError as exc:
         return [Problem(str(path), None, str(exc).removeprefix(f"{path}: "))]
-    return schema_problems(data, "config", str(path))
+    return schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+
+
+def rule_problems(data: dict[str, Any], file: str) -> list[Problem]:
+    """What a schema-valid config can still get wrong: a passCondition that does not parse, a path
+    that leaves the workspace. Found when the config is read, before any command runs.
+
+    Example:
+        >>> rule_problems({"protectedPaths": ["/etc"]}, "sprintflow.toml")[0].message
+        'must be relative to the workspace'
+    """
+    problems = [Problem(file, where, problem) for where, value in _paths(data)
+                if (problem := relative_path_problem(value))]
+    strategies = (data.get("evaluator") or {}).get("strategies") or []
+    for index, strategy in enumerate(strategies):
+        condition = (strategy.get("config") or {}).get("passCondition")
+        if isinstance(condition, str):
+            try:
+                parse_condition(condition)
+            except ConfigError as exc:
+                problems.append(Problem(file, f"evaluator/strategies/{index}/config/passCondition", str(exc)))
+    return problems
+
+
+def _paths(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every workspace-relative path a config names, with its JSON path."""
+    found = [(f"protectedPaths/{i}", p) for i, p in enumerate(data.get("protectedPaths") or [])]
+    found += [(f"sprint/heldOut/{i}", p) for i, p in enumerate((data.get("sprint") or {}).get("heldOut") or [])]
+    tester = data.get("tester") or {}
+    found += [(f"tester/{key}", tester[key]) for key in ("testsDir", "report") if tester.get(key)]
+    for index, strategy in enumerate((data.get("evaluator") or {}).get("strategies") or []):
+        settings = strategy.get("config") or {}
+        found += [(f"evaluator/strategies/{index}/config/{key}", settings[key])
+                  for key in ("report", "outputDir") if isinstance(settings.get(key), str)]
+    return found
 
 
 def load_project_config(workspace: Path | str) -> ProjectConfig:
@@ -143,7 +179,7 @@ def load_project_config(workspace: Path | str) -> ProjectConfig:
     if path is None:
         return ProjectConfig()
     data = read_config(path)
-    problems = schema_problems(data, "config", str(path))
+    problems = schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
     if problems:
         raise DocumentError(problems)
     return ProjectConfig.model_validate(data)

@@ -10,7 +10,7 @@ from sprintflow.io.process import CommandResult
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import CustomStrategy as CustomConfig
 
-from ..expressions import evaluate_condition
+from ..expressions import ConditionUndecidable, parse_condition
 from ..parsers import ParsedReport
 from .base import Strategy, StrategyRun, exit_code_verdict, register
 
@@ -26,6 +26,8 @@ class CustomStrategy(Strategy[CustomConfig]):
         settings = self.config.config
         if settings.pass_condition and settings.parse_output != "json":
             raise ConfigError(f"{self.config.name}: passCondition needs parseOutput = \"json\"")
+        if settings.pass_condition:
+            parse_condition(settings.pass_condition)
 
     def verdict(self, run: StrategyRun, command: str, outcome: CommandResult,
                 parsed: ParsedReport | None) -> tuple[Outcome, str]:
@@ -40,7 +42,10 @@ class CustomStrategy(Strategy[CustomConfig]):
         condition = settings.pass_condition
         if not condition:
             return verdict, details
-        held = evaluate_condition(condition, output)
+        try:
+            held = parse_condition(condition).holds(output)
+        except ConditionUndecidable as exc:
+            return Outcome.failed, f"{details} passCondition `{condition}` cannot be judged on this output: {exc}."
         if verdict is Outcome.passed and not held:
             return Outcome.failed, f"passCondition `{condition}` is false for output {json.dumps(output)[:300]}."
         return verdict, f"{details} passCondition `{condition}` is {'true' if held else 'false'}."
