@@ -49,6 +49,8 @@ class EngineConfig(ConfigSection):
     evaluator: str | None = None
     tester: str | None = None
     """The tester's engine (tester-agent-spec.md); the tester step runs only when one is named."""
+    scorer: str | None = None
+    """The engine ``sprintflow score`` runs a skill's cases with."""
     timeout: float = Field(default=900, gt=0)
 
 

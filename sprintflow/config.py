@@ -19,7 +19,7 @@ from typing import Any
 
 from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceError
 from sprintflow.evaluate.expressions import parse_condition
-from sprintflow.io.layout import relative_path_problem
+from sprintflow.io.confine import relative_path_problem
 from sprintflow.schemas import ProjectConfig
 from sprintflow.schemas.validation import schema_problems
 

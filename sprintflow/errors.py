@@ -7,8 +7,10 @@
     │   ├── DocumentError                 a JSON document failed its schema or rules (file, JSON path)
     │   ├── ConfigError                   sprintflow.toml / [tool.sprintflow] / bober.config.json is wrong
     │   └── WorkspaceError                the workspace is missing or unreadable, or git refused;
-    │       └── WorkspaceBusy             another sprint or evaluation is working on it
+    │       ├── WorkspaceBusy             another sprint or evaluation is working on it
+    │       └── OutsideWorkspace          a path leads out of the workspace (``..``, a symlink, a device)
     ├── TransitionError          exit 2   an illegal contract or bug status change was asked for
+    ├── ConditionUndecidable     (caught) a passCondition cannot judge this output: its strategy fails
     ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
     ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
     │   └── ExecutorUnavailable           the only errors Prefect is allowed to retry
@@ -25,12 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ConditionUndecidable",
     "ConfigError",
     "DocumentError",
     "EngineError",
     "ExecutorUnavailable",
     "InfrastructureError",
     "InputError",
+    "OutsideWorkspace",
     "Problem",
     "ReportError",
     "SprintflowError",
@@ -95,6 +99,16 @@ class WorkspaceError(InputError):
 
 class WorkspaceBusy(WorkspaceError):
     """Another sprint or evaluation holds the workspace; this one refused to run beside it."""
+
+
+class OutsideWorkspace(WorkspaceError):
+    """A path from a document, a config, a tool's output or the sandbox leads out of the workspace,
+    or names something that is not a regular file; nothing was read or written through it."""
+
+
+class ConditionUndecidable(SprintflowError):
+    """A passCondition cannot judge this output (a coercion JavaScript would do silently);
+    the strategy fails with the reason."""
 
 
 class TransitionError(SprintflowError):

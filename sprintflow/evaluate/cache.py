@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sprintflow.io.files import atomic_write_text
+from sprintflow.io.files import atomic_write_text, remove_owned
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import StrategyConfig, StrategyResult, StrategyType
 
@@ -57,7 +57,7 @@ def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: 
     outputs = plan.evaluation_view.outputs(plan.layer_of(strategy))
     if strategy.type is StrategyType.build and outputs is not None and outputs.is_dir():
         kept = cached_outputs(plan, strategy)
-        shutil.rmtree(kept, ignore_errors=True)
+        remove_owned(kept)
         shutil.copytree(outputs, kept, symlinks=True, ignore=_whiteouts)
     atomic_write_text(_cache_file(plan, strategy), result.to_json())
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sprintflow.errors import OutsideWorkspace
+from sprintflow.io.confine import read_confined
 from sprintflow.io.process import CommandResult
 from sprintflow.schemas import (
     CriterionResult,
@@ -90,6 +92,8 @@ def skipped_manual(criterion: SuccessCriterion, reason: str) -> CriterionResult:
 
 
 MANUAL_FILE_CHARS = 20_000
+MANUAL_FILE_BYTES = 4 << 20
+"""A file longer than this is not shown to the evaluator engine at all."""
 MANUAL_PROMPT_CHARS = 100_000
 
 
@@ -106,10 +110,13 @@ def manual_prompt(criterion: SuccessCriterion, contract: SprintContract, workspa
     ]
     budget = MANUAL_PROMPT_CHARS - sum(map(len, parts))
     for name in contract.estimated_files:
-        path = workspace / name
-        if budget <= 0 or not path.is_file():
+        if budget <= 0:
+            break
+        try:  # what the engine reads (and what may be stored of its answer) never comes from outside
+            data = read_confined(workspace, name, MANUAL_FILE_BYTES)
+        except (OutsideWorkspace, OSError):
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")[: min(MANUAL_FILE_CHARS, budget)]
+        text = data.decode("utf-8", errors="replace")[: min(MANUAL_FILE_CHARS, budget)]
         budget -= len(text)
         parts.append(f"## File {name}\n```\n{text}\n```")
     return "\n\n".join(parts) + "\n"

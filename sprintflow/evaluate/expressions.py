@@ -38,17 +38,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sprintflow.errors import ConfigError, SprintflowError
+from sprintflow.errors import ConditionUndecidable, ConfigError
 
 __all__ = ["Condition", "ConditionUndecidable", "evaluate_condition", "parse_condition"]
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 24
 MAX_STRING = 1 << 20
-
-
-class ConditionUndecidable(SprintflowError):
-    """The condition cannot be judged on this output (a coercion JavaScript would do silently)."""
 
 
 class _Undefined:

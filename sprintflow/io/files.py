@@ -12,14 +12,40 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from .confine import clear_way
+from .layout import STATE_DIR
+
 __all__ = ["NdjsonLine", "append_ndjson", "atomic_write", "atomic_write_text", "file_lock", "fsync_dir",
-           "read_ndjson"]
+           "prepare_parent", "read_ndjson", "remove_owned"]
+
+
+def prepare_parent(path: Path) -> None:
+    """Create ``path``'s folder. Inside a ``.sprintflow`` folder, whatever stands in the way (a symlink
+    or a file planted by code that ran in the workspace) is removed first: ours are never links, and a
+    write through one would land outside the workspace."""
+    parts = path.parts
+    if STATE_DIR in parts:
+        workspace = Path(*parts[:parts.index(STATE_DIR)])
+        clear_way(workspace, path)
+        if path.is_symlink():
+            path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def remove_owned(path: Path) -> None:
+    """Remove a file or folder sprintflow owns, without following a planted symlink out of it."""
+    prepare_parent(path)
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
 
 
 def atomic_write(path: Path | str, write: Callable[[BinaryIO], object]) -> None:
@@ -35,7 +61,7 @@ def atomic_write(path: Path | str, write: Callable[[BinaryIO], object]) -> None:
         b'x'
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepare_parent(path)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with tmp.open("wb") as handle:
@@ -87,8 +113,8 @@ def file_lock(path: Path | str, *, wait: bool = True) -> Iterator[bool]:
         (True, False)
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    prepare_parent(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -114,9 +140,9 @@ def append_ndjson(path: Path | str, record: dict[str, Any]) -> None:
         [{'a': 1}, {'a': 2}]
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepare_parent(path)
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
@@ -155,9 +181,9 @@ def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
                 continue
             try:
                 record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, 5000-digit numbers, deep nesting
                 torn = "torn line (a writer crashed mid-write)" if not raw.endswith(b"\n") else "invalid JSON"
-                yield NdjsonLine(number, None, f"{path}:{number}: {torn}: {exc}")
+                yield NdjsonLine(number, None, f"{path}:{number}: {torn}: {str(exc) or 'nested too deeply'}")
                 continue
             if not isinstance(record, dict):
                 yield NdjsonLine(number, None, f"{path}:{number}: not a JSON object")

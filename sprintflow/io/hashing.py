@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,17 +21,23 @@ Dependencies are represented by their lock files (package-lock.json, uv.lock …
 
 
 def _files(root: Path, ignored: frozenset[str]) -> Iterator[Path]:
+    """Every file under ``root``; a symlink to a folder counts as a file (its target), never entered."""
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in ignored)
-        for name in sorted(files):
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = sorted(d for d in dirs if d not in ignored and d not in links)
+        for name in sorted(files + [d for d in links if d not in ignored]):
             yield Path(folder, name)
 
 
 def file_digest(path: Path) -> str:
-    """Digest of one file's content and executable bit (a symlink: its target)."""
-    if path.is_symlink():
+    """Digest of one file's content and executable bit (a symlink: its target; a FIFO, socket or device:
+    its kind, since opening one could block forever)."""
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
         return "link:" + os.readlink(path)
-    digest = hashlib.sha256(b"x" if path.stat().st_mode & 0o111 else b"-")
+    if not stat.S_ISREG(info.st_mode):
+        return f"special:{stat.S_IFMT(info.st_mode):o}"
+    digest = hashlib.sha256(b"x" if info.st_mode & 0o111 else b"-")
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)

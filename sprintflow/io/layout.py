@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from sprintflow.errors import InputError
 from sprintflow.settings import get_settings
 
-__all__ = ["MAX_NAME", "SAFE_NAME", "STATE_DIR", "WorkspaceLayout", "relative_path_problem", "safe_name"]
+__all__ = ["MAX_NAME", "SAFE_NAME", "STATE_DIR", "WorkspaceLayout", "safe_name"]
 
 STATE_DIR = ".sprintflow"
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
@@ -62,25 +62,6 @@ def safe_name(kind: str, value: str) -> str:
         raise InputError(f"{kind} {value!r} cannot be a file name: use letters, digits, '.', '_' and '-', "
                          "starting with a letter or digit, at most 200 characters")
     return value
-
-
-def relative_path_problem(value: str) -> str | None:
-    """Why ``value`` (from a config or a document) cannot name a file inside the workspace, or None.
-
-    Example:
-        >>> relative_path_problem("reports/vitest.json") is None
-        True
-        >>> relative_path_problem("../../etc/hostname")
-        "leaves the workspace ('..')"
-    """
-    if "\0" in value:
-        return "contains a NUL byte"
-    path = PurePosixPath(value)
-    if path.is_absolute() or value.startswith("~"):
-        return "must be relative to the workspace"
-    if ".." in path.parts:
-        return "leaves the workspace ('..')"
-    return None
 
 
 @dataclass(frozen=True)

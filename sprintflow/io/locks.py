@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sprintflow.errors import WorkspaceBusy
 
-from .files import file_lock
+from .files import file_lock, prepare_parent
 from .layout import WorkspaceLayout
 
 __all__ = ["workspace_lock"]
@@ -39,7 +39,7 @@ def workspace_lock(workspace: Path | str) -> Iterator[None]:
         'working'
     """
     path = WorkspaceLayout(Path(workspace)).lock_file
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepare_parent(path)
     key = str(path.resolve())
     with _guard:
         reentered = key in _held

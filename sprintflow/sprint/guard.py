@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sprintflow.io.confine import clear_way
 from sprintflow.io.hashing import IGNORED_DIRS, file_digest, file_hashes
 from sprintflow.io.layout import STATE_DIR
 from sprintflow.schemas import ProjectConfig, SprintContract
@@ -164,9 +165,12 @@ class Snapshot:
             wanted = set(only)
             changed = [rel for rel in changed if rel in wanted]
         for rel in changed:
+            # A folder the snapshot saw may now be a symlink leading out: remove it, never write through it.
+            clear_way(self.workspace, self.workspace / rel)
             _remove(self.workspace / rel)
         for rel in changed:
             if rel in self.copies:
+                clear_way(self.workspace, self.workspace / rel)
                 _put_back(self.copies[rel], self.workspace / rel)
         return changed
 

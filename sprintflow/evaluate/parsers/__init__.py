@@ -82,6 +82,20 @@ TEST_RUNNER_FORMATS = frozenset({"vitest", "jest", "junit", "playwright", "pytes
 """Formats whose parser fills ``counts``, ``failures`` and ``tests``."""
 
 
+def _parse_one(format: str, text: str, roots: Roots) -> ParsedReport:
+    """One parser on text the code under test may have written: whatever shape it has, a ReportError,
+    never a crash (a list where an object belongs, 100,000 levels of nesting, a 5,000-digit number)."""
+    try:
+        return PARSERS[format](text, roots)
+    except ReportError:
+        raise
+    except RecursionError:
+        raise ReportError(f"the {format} report is nested too deeply to read") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, SyntaxError) as exc:
+        raise ReportError(f"the {format} report has an unexpected shape ({type(exc).__name__}: "
+                          f"{str(exc)[:200]})") from None
+
+
 def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
     """Parse ``text`` as a report of ``format`` (a key of :data:`PARSERS`).
 
@@ -107,11 +121,11 @@ def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
     if unknown:
         raise ReportError(f"unknown report format {unknown[0]!r}; known formats: {', '.join(PARSERS)}")
     if len(parts) == 1:
-        return PARSERS[format](text, roots)
+        return _parse_one(format, text, roots)
     reports, errors = [], []
     for part in parts:
         try:
-            reports.append(PARSERS[part](text, roots))
+            reports.append(_parse_one(part, text, roots))
         except ReportError as exc:
             errors.append(str(exc))
     if not reports:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
-from sprintflow.errors import ConfigError, ReportError
+from sprintflow.errors import ConfigError, OutsideWorkspace, ReportError
+from sprintflow.io.confine import confined, read_confined
 from sprintflow.io.process import CommandResult
 from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContract, StrategyResult, StrategyType
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
@@ -30,6 +31,8 @@ __all__ = ["EXCERPT_CHARS", "Judged", "Strategy", "StrategyRun", "register", "st
 
 EXCERPT_CHARS = 4000
 MAX_DIAGNOSTIC_LINES = 30
+MAX_REPORT_BYTES = 64 << 20
+"""A report file larger than this is not read: the strategy fails, saying so."""
 
 C = TypeVar("C", bound=StrategyConfig)
 
@@ -125,7 +128,11 @@ class Strategy(ABC, Generic[C]):
         except ReportError as exc:
             return Judged(result(run, Outcome.failed, details=f"Nothing was run: {exc}."))
         if report is not None:
-            report.unlink(missing_ok=True)  # a stale report must never judge a new run
+            try:
+                report.unlink(missing_ok=True)  # a stale report must never judge a new run
+            except OSError as exc:
+                return Judged(result(run, Outcome.failed, details=f"Nothing was run: the stale report "
+                                                                  f"{spec.report_path if spec else ''} cannot be removed: {exc}."))
         outcome = execute(run, command)
         failure = infrastructure_failure(run, command, outcome)
         if failure:
@@ -148,9 +155,7 @@ class Strategy(ABC, Generic[C]):
             return None
         report = _report_file(run.workspace, spec)
         if report is not None:
-            if not report.is_file():
-                raise ReportError(f"the command did not write its report {spec.report_path}")
-            text = report.read_text(encoding="utf-8", errors="replace")
+            text = _read_report(run.workspace, spec.report_path or "")
         else:
             text = outcome.stdout if spec.stream == "stdout" else combined_output(outcome.stdout, outcome.stderr)
         parsed = parse_report(spec.format, text, run.roots)
@@ -243,10 +248,21 @@ def _report_file(workspace: Path, spec: ReportSpec | None) -> Path | None:
     """The report file a strategy reads, when it is one inside the workspace (never a path leading out)."""
     if spec is None or spec.report_path is None:
         return None
-    path = Path(spec.report_path)
-    if path.is_absolute() or ".." in path.parts:
-        raise ReportError(f"the report {spec.report_path} is outside the workspace; name one inside it")
-    return workspace / path
+    try:
+        return confined(workspace, spec.report_path)
+    except OutsideWorkspace as exc:
+        raise ReportError(f"the report {exc}; name one inside the workspace") from None
+
+
+def _read_report(workspace: Path, report_path: str) -> str:
+    """The report the command wrote, read without following a path out of the workspace."""
+    try:
+        data = read_confined(workspace, report_path, MAX_REPORT_BYTES)
+    except FileNotFoundError:
+        raise ReportError(f"the command did not write its report {report_path}") from None
+    except (OutsideWorkspace, OSError) as exc:
+        raise ReportError(f"the report cannot be read: {exc}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def format_diagnostic(d: Diagnostic) -> str:
