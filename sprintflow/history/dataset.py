@@ -79,6 +79,7 @@ EVAL_SCHEMA = pa.schema([
     ("engine", pa.string()),
     ("tokens", pa.int64()),         # evaluation rows, when the engines reported them
     ("cost_usd", pa.float64()),
+    ("test_run", pa.string()),      # unit-test strategy rows: the TestRun (runs/<runId>/) it produced
 ])
 """Columns of the ``evals`` table (documented in the README's "History and reports")."""
 
@@ -185,7 +186,7 @@ def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
         superseded: set[str] = set()
         try:
             for path in _parts(folder):
-                table = pq.read_table(path, columns=columns, read_dictionary=dictionary)
+                table = _read_part(path, columns, dictionary)
                 sources = pq.read_schema(path).metadata or {}
                 superseded.update(json.loads(sources.get(_COMPACTED_FROM, b"[]")))
                 tables[path.name] = table
@@ -193,6 +194,22 @@ def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
             continue  # compacted away under us: its rows are in a newer file; list again
         return [table for name, table in tables.items() if name not in superseded]
     raise WorkspaceError(f"{folder}: files kept vanishing while being read (compaction loop?)")
+
+
+def _read_part(path: Path, columns: list[str] | None, dictionary: list[str] | None) -> pa.Table:
+    """One file's columns; columns it predates (added to the schema later) come back as nulls."""
+    if columns is None:
+        return pq.read_table(path, read_dictionary=dictionary)
+    present = set(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=[c for c in columns if c in present], read_dictionary=dictionary)
+    schema = _SCHEMAS.get(path.parent.name)
+    for name in columns:
+        if name not in present:
+            kind = schema.field(name).type if schema is not None and name in schema.names else pa.null()
+            if dictionary and name in dictionary:
+                kind = pa.dictionary(pa.int32(), kind)
+            table = table.append_column(pa.field(name, kind), pa.nulls(len(table), kind))
+    return table.select(columns)
 
 
 def read_table(directory: Path | str, table_name: str, since: datetime | str | None = None,
