@@ -196,7 +196,9 @@ def _engine_lines(engines: pd.DataFrame) -> list[str]:
     if len(engines) < 2:
         return []
     return [f"  engine {row['engine']}: evaluations passing {_rate(row)}, sprints green "
-            f"{_pct(row['green_rate'])}, mean {row['mean_iterations_to_green']:.2f} iterations to green"
+            f"{_pct(row['green_rate'])}"
+            + ("" if pd.isna(row["mean_iterations_to_green"])
+               else f", mean {row['mean_iterations_to_green']:.2f} iterations to green")
             + ("" if pd.isna(row["cost_per_sprint"]) else f", ${row['cost_per_sprint']:,.2f} per sprint")
             for row in engines.to_dict("records")]
 

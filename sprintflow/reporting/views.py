@@ -42,7 +42,7 @@ PICKS = {"pick_period": "period", "pick_strategy": "name", "pick_criterion": "na
          "pick_green": "iterations"}
 """Click selections and the field each one picks."""
 FILTERS = ("contract", "engine", "strategy", "criterion", "executor")
-WIDTH = 620
+WIDTH = 540
 _PASS, _FAIL, _BAND = "#2f7d32", "#c62828", "#4c78a8"
 
 
@@ -68,9 +68,6 @@ _UNIT_OF_OUTCOME = (
     f"f_criterion != '{ALL}' ? (datum.level == 'criterion' && datum.name == f_criterion)"
     f" : f_strategy != '{ALL}' ? (datum.level == 'strategy' && datum.name == f_strategy)"
     " : datum.level == 'evaluation'")
-_PERIOD = ("period_unit == 'day' ? toDate(datum.day) : period_unit == 'week' ? "
-           "toDate(datum.day) - ((utcday(toDate(datum.day)) + 6) % 7) * 864e5 : "
-           "utc(utcyear(toDate(datum.day)), utcmonth(toDate(datum.day)), 1)")
 _UNIT = ("(toDate(f_to) - toDate(f_from)) / 864e5 <= 45 ? 'day' : "
          "(toDate(f_to) - toDate(f_from)) / 864e5 <= 800 ? 'week' : 'month'")
 
@@ -87,14 +84,32 @@ def _wilson(k: str, n: str, prefix: str = "") -> dict[str, str]:
                                f"'–' + format({center} + {half}, '.1%') + ']' : 'n/a'")}
 
 
+def _from_zero(at_least: float = 1.0) -> alt.Scale:
+    """A scale from zero that keeps a size when a filter leaves the view empty (no infinite extent)."""
+    return alt.Scale(domain=alt.DomainUnionWith(unionWith=[0, at_least]))
+
+
 def _percent(field: str, title: str | None = None) -> alt.X:
     return alt.X(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
 
 
-def _period_x() -> alt.X:
-    return alt.X("period:T", title=None, scale=alt.Scale(type="utc", nice=False, padding=12),
-                 axis=alt.Axis(format={"expr": "period_unit == 'month' ? '%b %Y' : '%b %d'"}, labelAngle=-30,  # type: ignore[dict-item]
-                               tickCount={"expr": "period_unit == 'day' ? 'day' : period_unit == 'week' ? 'week' : 'month'"}))  # type: ignore[dict-item]
+def _period_of(day: str) -> str:
+    """The start of the period holding ``day`` (a ``YYYY-MM-DD`` expression), as a UTC timestamp."""
+    return (f"period_unit == 'day' ? toDate({day}) : period_unit == 'week' ? "
+            f"toDate({day}) - ((utcday(toDate({day})) + 6) % 7) * 864e5 : "
+            f"utc(utcyear(toDate({day})), utcmonth(toDate({day})), 1)")
+
+
+def _period_x(field: str = "period") -> alt.X:
+    """A time axis spanning the chosen dates, whatever the data: an empty view keeps its size."""
+    return alt.X(f"{field}:T", title=None,
+                 scale=alt.Scale(type="utc", nice=False, padding=12,
+                                 domainMin={"expr": _period_of("f_from")},  # type: ignore[arg-type]
+                                 domainMax={"expr": _period_of("f_to")}),  # type: ignore[arg-type]
+                 axis=alt.Axis(format={"expr": "period_unit == 'month' ? '%b %Y' : '%b %d'"},  # type: ignore[arg-type]
+                               labelAngle=-30,
+                               tickCount={"expr": "period_unit == 'day' ? 'day' : period_unit == 'week' ? "  # type: ignore[arg-type]
+                                                  "'week' : 'month'"}))
 
 
 def _title(text: str, subtitle: str | None = None) -> alt.TitleParams:
@@ -119,9 +134,13 @@ def _ranked(chart: alt.Chart, order: list[alt.SortField]) -> alt.Chart:
 
 
 def _headline() -> alt.Chart:
-    base = (_data("outcomes").transform_filter(_where("contract", "engine", "executor"))
-            .transform_filter(_UNIT_OF_OUTCOME)
-            .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)")
+    # Rows outside the selection count as zeros rather than being filtered out, so an empty selection
+    # still gives one row to print ("n/a of 0"), instead of no text at all.
+    keep = f"({_where('contract', 'engine', 'executor')}) && ({_UNIT_OF_OUTCOME})"
+    base = (_data("outcomes")
+            .transform_calculate(kept_passed=f"{keep} ? datum.passed : 0", kept_failed=f"{keep} ? datum.failed : 0",
+                                 kept_skipped=f"{keep} ? datum.skipped : 0")
+            .transform_aggregate(passed="sum(kept_passed)", failed="sum(kept_failed)", skipped="sum(kept_skipped)")
             .transform_calculate(decided="datum.passed + datum.failed")
             .transform_calculate(**_wilson("passed", "decided"))
             .transform_calculate(what=(f"f_criterion != '{ALL}' ? 'criterion ' + f_criterion : "
@@ -138,7 +157,7 @@ def _headline() -> alt.Chart:
 def _trend() -> alt.LayerChart:
     pick = alt.selection_point(name="pick_period", fields=["period"], on="click", clear="dblclick", empty=False)
     base = (_data("outcomes").transform_filter(_where("contract", "engine", "executor"))
-            .transform_filter(_UNIT_OF_OUTCOME).transform_calculate(period=_PERIOD)
+            .transform_filter(_UNIT_OF_OUTCOME).transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["period"])
             .transform_calculate(decided="datum.passed + datum.failed")
             .transform_calculate(**_wilson("passed", "decided")))
@@ -180,35 +199,40 @@ def _strategies() -> alt.HConcatChart:
     return alt.hconcat(chart, table, spacing=30)
 
 
-def _strategy_trend() -> alt.Chart:
+def _color(field: str, title: str | None, domain: list[str]) -> alt.Color:
+    """Colours over a domain known in advance: a view a filter empties keeps its legend and its size."""
+    return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain or [""]))
+
+
+def _strategy_trend(strategies: list[str]) -> alt.Chart:
     base = (_data("outcomes").transform_filter("datum.level == 'strategy'")
             .transform_filter(_where("contract", "engine", "executor", name="strategy"))
-            .transform_calculate(period=_PERIOD)
+            .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["period", "name"])
             .transform_calculate(decided="datum.passed + datum.failed")
             .transform_calculate(**_wilson("passed", "decided")))
     return base.mark_line(point=True).encode(
         x=_period_x(), y=alt.Y("rate:Q", title="pass rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("name:N", title="strategy"),
+        color=_color("name", "strategy", strategies),
         tooltip=[alt.Tooltip("name:N", title="strategy"), alt.Tooltip("period:T", title="from"),
                  alt.Tooltip("label:N", title="pass rate [95%]")],
     ).properties(width=WIDTH * 2 - 120, height=200, title=_title("Pass rate per strategy over time"))
 
 
-def _criteria() -> alt.VConcatChart:
+def _criteria(criteria: list[str]) -> alt.VConcatChart:
     pick = alt.selection_point(name="pick_criterion", fields=["name", "period"], on="click", clear="dblclick",
                                empty=False)
     outcomes = (_data("outcomes").transform_filter("datum.level == 'criterion'")
                 .transform_filter(_where("contract", "engine", "executor", name="criterion")))
-    trend = (outcomes.transform_calculate(period=_PERIOD)
+    trend = (outcomes.transform_calculate(period=_period_of("datum.day"))
              .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["period", "name"])
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
     x = _period_x()
     y = alt.Y("rate:Q", title="pass rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
-    lines = trend.mark_line().encode(x=x, y=y, color=alt.Color("name:N", title="criterion"))
+    lines = trend.mark_line().encode(x=x, y=y, color=_color("name", "criterion", criteria))
     points = trend.mark_point(filled=True, cursor="pointer").encode(
-        x=x, y=y, color=alt.Color("name:N", title="criterion"),
+        x=x, y=y, color=_color("name", "criterion", criteria),
         size=alt.condition(pick, alt.value(140), alt.value(40)),
         tooltip=[alt.Tooltip("name:N", title="criterion"), alt.Tooltip("period:T", title="from"),
                  alt.Tooltip("label:N", title="pass rate [95%]")]).add_params(pick)
@@ -250,14 +274,17 @@ def _time_to_green() -> alt.HConcatChart:
             .transform_calculate(bucket=f"datum.iterations >= {NEVER} ? 'never' : '' + datum.iterations")
             .mark_bar(cursor="pointer").encode(
                 x=alt.X("bucket:N", title="iterations to green", sort=alt.EncodingSortField("iterations")),
-                y=alt.Y("contracts:Q", title="contracts"),
+                y=alt.Y("contracts:Q", title="contracts", scale=_from_zero()),
                 color=alt.when(pick).then(alt.value("#f58518"))
                 .when(f"datum.iterations >= {NEVER}").then(alt.value(_FAIL)).otherwise(alt.value(_BAND)),
                 tooltip=[alt.Tooltip("bucket:N", title="iterations"), alt.Tooltip("contracts:Q", format=",")])
             .add_params(pick)
             .properties(width=WIDTH - 120, height=200,
                         title=_title("Iterations to green per contract", "click a bar to list its evaluations")))
-    summary = (base.transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
+    everything = _data("greens").transform_calculate(
+        items=f"datum.level == 'contract' && {_where('contract', 'engine', 'executor')} ? datum.items : 0",
+        hours=f"datum.level == 'contract' && {_where('contract', 'engine', 'executor')} ? datum.hours : 0")
+    summary = (everything.transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
                                         iterations_sum=f"datum.iterations < {NEVER} ? datum.iterations * datum.items : 0",
                                         first=f"datum.iterations == 1 ? datum.items : 0")
                .transform_aggregate(items="sum(items)", green="sum(green)", first="sum(first)",
@@ -304,14 +331,14 @@ def _engines() -> alt.VConcatChart:
         greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
     ).properties(width=300, height={"step": 26}, title=_title("Sprints going green"))
     iterations = greens.mark_bar().encode(
-        x=alt.X("mean_iterations:Q", title="mean iterations to green"), y=y, color=color,
+        x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
         tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
     ).properties(width=300, height={"step": 26}, title=_title("Iterations to green"))
     costs = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(cost="sum(cost)", sprints="sum(sprints)", costed="sum(costed)", groupby=["engine"])
              .transform_calculate(per_sprint="datum.sprints > 0 && datum.costed > 0 ? datum.cost / datum.sprints : null"))
     cost_bars = costs.mark_bar().encode(
-        x=alt.X("per_sprint:Q", title="USD per sprint"), y=y, color=color,
+        x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
         tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
     ).properties(width=300, height={"step": 26}, title=_title("Cost per sprint"))
     return alt.vconcat(alt.hconcat(rate_bars, green_bars), alt.hconcat(iterations, cost_bars)).properties(
@@ -320,7 +347,7 @@ def _engines() -> alt.VConcatChart:
 
 def _costs() -> alt.VConcatChart:
     base = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
-            .transform_calculate(period=_PERIOD)
+            .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(cost="sum(cost)", tokens="sum(tokens)", costed="sum(costed)", sprints="sum(sprints)",
                                  criteria="sum(criteria_green)", regressions="sum(regressions)",
                                  evaluations="sum(evaluations)", groupby=["period"])
@@ -337,14 +364,14 @@ def _costs() -> alt.VConcatChart:
                 .transform_calculate(measure=" : ".join(f"datum.measure == '{f}' ? '{names[f]}'" for f in fields)
                                      + " : ''")
                 .mark_line(point=True).encode(
-                    x=_period_x(), y=alt.Y("value:Q", title=title, axis=alt.Axis(format=fmt)),
-                    color=alt.Color("measure:N", title=None),
+                    x=_period_x(), y=alt.Y("value:Q", title=title, axis=alt.Axis(format=fmt), scale=_from_zero(0.01)),
+                    color=_color("measure", None, [names[f] for f in fields]),
                     tooltip=[alt.Tooltip("period:T", title="from"), alt.Tooltip("measure:N"),
                              alt.Tooltip("value:Q", format=fmt)])
                 .properties(width=WIDTH - 70, height=180, title=_title(title)))
 
     regressions = base.mark_bar(color=_FAIL).encode(
-        x=_period_x(), y=alt.Y("regressions:Q", title="regressions"),
+        x=_period_x(), y=alt.Y("regressions:Q", title="regressions", scale=_from_zero()),
         tooltip=[alt.Tooltip("period:T", title="from"), alt.Tooltip("regressions:Q"),
                  alt.Tooltip("evaluations:Q")]).properties(
         width=WIDTH * 2 - 120, height=120, title=_title("Regressions", "what passed in the previous evaluation "
@@ -363,7 +390,8 @@ def _flaky(level: str, title: str, heading: str) -> alt.HConcatChart:
     ranked = _ranked(base, [alt.SortField("rate", "descending"), alt.SortField("low", "descending")])
     y = alt.Y("name:N", title=None, sort=alt.EncodingSortField("row"), axis=alt.Axis(labelLimit=260))
     bars = alt.layer(
-        ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%")),
+        ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
+                                                        scale=_from_zero(0.1)),
                                                 y=y, tooltip=[alt.Tooltip("name:N", title=heading),
                                                               alt.Tooltip("label:N", title="flip rate [95%]")]),
         ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
@@ -379,8 +407,9 @@ def _coverage() -> alt.Chart:
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)", groupby=["method"])
             .transform_fold(["passed", "failed", "skipped"], as_=["outcome", "results"])
             .mark_bar().encode(
-                y=alt.Y("method:N", title="verified by"), x=alt.X("results:Q", title="criterion results", stack="normalize",
-                                                                 axis=alt.Axis(format="%")),
+                y=alt.Y("method:N", title="verified by"),
+                x=alt.X("results:Q", title="criterion results", stack="normalize", axis=alt.Axis(format="%"),
+                        scale=alt.Scale(domain=[0, 1])),
                 color=alt.Color("outcome:N", scale=alt.Scale(domain=["passed", "failed", "skipped"],
                                                              range=[_PASS, _FAIL, "#bdbdbd"])),
                 tooltip=["method:N", "outcome:N", alt.Tooltip("results:Q", format=",")])
@@ -391,15 +420,17 @@ def _coverage() -> alt.Chart:
 
 def _bugs() -> alt.Chart:
     return (_data("bugs").transform_filter(_where("contract"))
-            .transform_calculate(period=_PERIOD)
+            .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(opened="sum(opened)", fixed="sum(fixed)", reopened="sum(reopened)", groupby=["period"])
             .transform_fold(["opened", "fixed", "reopened"], as_=["event", "bugs"])
-            .mark_line(point=True).encode(x=_period_x(), y=alt.Y("bugs:Q"), color=alt.Color("event:N", title=None),
+            .mark_line(point=True).encode(x=_period_x(), y=alt.Y("bugs:Q", scale=_from_zero()),
+                                          color=alt.Color("event:N", title=None, scale=alt.Scale(
+                                              domain=["opened", "fixed", "reopened"])),
                                           tooltip=[alt.Tooltip("period:T", title="from"), "event:N", "bugs:Q"])
             .properties(width=WIDTH - 70, height=180, title=_title("Bugs", "bugs.ndjson events; by contract (unit)")))
 
 
-def _scores() -> alt.VConcatChart:
+def _scores(labels: list[str]) -> alt.VConcatChart:
     base = _data("scores").transform_filter(_where())  # the scorer runs apart from contracts and engines
     y = alt.Y("value:Q", title="score", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     # A field drawn as time is parsed into a date before any filter: draw a copy, so the filter compares text.
@@ -407,9 +438,10 @@ def _scores() -> alt.VConcatChart:
              .transform_fold(["pass_hat_k", "pass_at_1"], as_=["measure", "value"])
              .transform_calculate(measure="datum.measure == 'pass_hat_k' ? 'score (pass^k)' : 'pass@1'")
              .mark_line(point=True).encode(
-                 x=alt.X("at:T", title=None, scale=alt.Scale(type="utc", padding=12)), y=y,
-                 color=alt.Color("label:N", title="skill @ prompt"),
-                 strokeDash=alt.StrokeDash("measure:N", title=None),
+                 x=_period_x("at"), y=y,
+                 color=_color("label", "skill @ prompt", labels),
+                 strokeDash=alt.StrokeDash("measure:N", title=None,
+                                           scale=alt.Scale(domain=["score (pass^k)", "pass@1"])),
                  tooltip=["label:N", "day:N", "measure:N", alt.Tooltip("value:Q", format=".1%"), "epochs:Q"])
              .properties(width=WIDTH - 70, height=180,
                          title=_title("Scorer", "held-out score per skill and prompt version; runs over K epochs "
@@ -450,15 +482,15 @@ def page_spec(data: PageData, *, initial_rows: int = 15) -> dict[str, Any]:
     ]
     page = alt.vconcat(
         _headline(), _trend(),
-        _section("Strategies", _strategies(), _strategy_trend()),
-        _section("Criteria", _criteria()),
+        _section("Strategies", _strategies(), _strategy_trend(data.options.get("strategy", []))),
+        _section("Criteria", _criteria(data.options.get("criterion", []))),
         _section("Time to green", _time_to_green()),
         _section("Engines", _engines()),
         _section("Tokens and cost", _costs()),
         _section("Flakiness", _flaky("test", "Flaky tests", "test"),
                  _flaky("strategy", "Flaky strategies", "strategy")),
         _section("Coverage and bugs", alt.hconcat(_coverage(), _bugs(), spacing=40)),
-        _section("Scorer", _scores()),
+        _section("Scorer", _scores(sorted(data.scores["label"].unique()))),
         spacing=36,
     ).add_params(*params).configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=11)
     spec = _independent_colors(page.to_dict(validate=False))
