@@ -129,11 +129,11 @@ class CaseResult(Document):
     """The engine's stdout as printed (capped), kept for failed cases only."""
     passes: int | None = None
     """Epochs that passed (K > 1 only)."""
-    pass_at_1: float | None = Field(default=None, alias="passAt1")
+    pass_at_1: float | None = None
     """``passes / K``: the expected pass rate of one attempt (K > 1 only)."""
-    pass_at_k: float | None = Field(default=None, alias="passAtK")
+    pass_at_k: float | None = None
     """1.0 when at least one of the K epochs passed, else 0.0 (K > 1 only)."""
-    pass_hat_k: float | None = Field(default=None, alias="passHatK")
+    pass_hat_k: float | None = None
     """1.0 when all K epochs passed, else 0.0 (K > 1 only)."""
     stability: Stability | None = None
     """``always-pass``, ``always-fail`` or ``flaky`` (K > 1 only)."""
@@ -181,11 +181,11 @@ class ScoreReport(Document):
     """``passed / total``; over K > 1 epochs a case counts as passed only when all K passed."""
     epochs: int | None = None
     """K, the times every case ran; absent for one epoch."""
-    pass_at_1: float | None = Field(default=None, alias="passAt1")
+    pass_at_1: float | None = None
     """Mean per-sample pass rate over all cases and epochs (K > 1 only)."""
-    pass_at_k: float | None = Field(default=None, alias="passAtK")
+    pass_at_k: float | None = None
     """Share of cases that passed in at least one of the K epochs (K > 1 only)."""
-    pass_hat_k: float | None = Field(default=None, alias="passHatK")
+    pass_hat_k: float | None = None
     """Share of cases that passed in all K epochs, equal to ``score`` (K > 1 only)."""
     cases: list[CaseResult]
     """In the order of the cases file, whatever order they finished in."""
@@ -264,9 +264,9 @@ class ScoreHistoryRow(Document):
     comparison: str | None = None
     """The stamp shared by the two reports of one ``--compare`` run."""
     epochs: int | None = None
-    pass_at_1: float | None = Field(default=None, alias="passAt1")
-    pass_at_k: float | None = Field(default=None, alias="passAtK")
-    pass_hat_k: float | None = Field(default=None, alias="passHatK")
+    pass_at_1: float | None = None
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
     epoch_scores: list[float] | None = None
     flaky_ids: list[CaseId] | None = None
 

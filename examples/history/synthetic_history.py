@@ -38,6 +38,7 @@ __all__ = [
     "DEMO_VARIABLE",
     "ENGINES",
     "FLAKY_TESTS",
+    "NoWorkspace",
     "STRATEGIES",
     "WORKSPACE_VARIABLE",
     "demo_workspace",
@@ -424,13 +425,32 @@ def demo_workspace(path: Path | str | None = None, evaluations: int = 2000, *, s
 
 
 WORKSPACE_VARIABLE = "SPRINTFLOW_WORKSPACE"
+DEMO_VARIABLE = "SPRINTFLOW_DEMO"
+
+
+class NoWorkspace(RuntimeError):
+    """Neither a workspace nor the demo was asked for: a notebook must not chart made-up data unasked."""
 
 
 def workspace_or_demo() -> Path:
-    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE`` when set, else a fresh demo one.
+    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE``, or a new demo one when ``SPRINTFLOW_DEMO=1``.
+
+    Raises:
+        NoWorkspace: neither is set (or the workspace is not a folder); the message says what to set.
 
     Example:
-        >>> history = load_history(workspace_or_demo())
+        >>> os.environ[DEMO_VARIABLE] = "1"
+        >>> (workspace_or_demo() / ".sprintflow" / "history").is_dir()
+        True
     """
     chosen = os.environ.get(WORKSPACE_VARIABLE)
-    return Path(chosen) if chosen else demo_workspace()
+    if chosen:
+        if not Path(chosen).is_dir():
+            raise NoWorkspace(f"{WORKSPACE_VARIABLE}={chosen} is not a folder: point it at the workspace whose "
+                              ".sprintflow/history/ you want to read")
+        return Path(chosen)
+    if os.environ.get(DEMO_VARIABLE) == "1":
+        return demo_workspace()
+    raise NoWorkspace(f"no history to read: set {WORKSPACE_VARIABLE}=/path/to/your/workspace (the folder holding "
+                      f".sprintflow/), e.g. `{WORKSPACE_VARIABLE}=$PWD jupyter lab notebooks/`, or set "
+                      f"{DEMO_VARIABLE}=1 to explore a synthetic demo history")

@@ -108,7 +108,7 @@ def _test_run_documents(workspace: Path | str, problems: list[str]) -> list[tupl
 def _testrun_frame(documents: list[tuple[dict[str, Any], datetime]]) -> pd.DataFrame:
     records = []
     for doc, at in documents:
-        summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+        summary: dict[str, Any] = doc["summary"] if isinstance(doc.get("summary"), dict) else {}
         records.append({**{k: doc.get(k) for k in TESTRUN_COLUMNS}, **summary, "recorded_at": at})
     frame = pd.DataFrame.from_records(records, columns=TESTRUN_COLUMNS)
     frame["recorded_at"] = pd.to_datetime(frame["recorded_at"], utc=True)

@@ -17,13 +17,19 @@ import io
 
 import matplotlib
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 __all__ = [
     "bug_activity_chart",
     "cost_chart",
+    "cost_trend_chart",
     "coverage_chart",
+    "criterion_trend_chart",
+    "engine_chart",
+    "flaky_tests_chart",
     "flakiness_chart",
     "iterations_to_green_chart",
     "pass_rate_trend",
@@ -55,7 +61,7 @@ def to_svg(fig: Figure) -> str:
 
 
 def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates: bool = False
-            ) -> tuple[Figure, object]:
+            ) -> tuple[Figure, Axes]:
     """A figure with one axes and margins fixed in inches (a layout engine would double the cost).
 
     Args:
@@ -76,6 +82,26 @@ def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates
     return fig, axes
 
 
+def _date_axis(axes, dates: pd.Series) -> None:
+    """Ticks and limits that fit the data: a week of data shows days, never a span of years.
+
+    matplotlib pads a single date by years on each side; pad by half a day (or 4% of the span) instead.
+    """
+    locator = AutoDateLocator(minticks=3, maxticks=9)
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    first, last = pd.Timestamp(dates.min()), pd.Timestamp(dates.max())
+    pad = max((last - first) * 0.04, pd.Timedelta(hours=12))
+    axes.set_xlim(first - pad, last + pad)
+
+
+def _interval(axes, x: pd.Series, rate: pd.Series, low: pd.Series, high: pd.Series, **style) -> None:
+    """A 95 % band, and error bars at each point so one point or a tiny sample still shows its interval."""
+    axes.fill_between(x, low, high, alpha=0.2, label="95% interval", **style)
+    axes.errorbar(x, rate, yerr=[(rate - low).clip(lower=0), (high - rate).clip(lower=0)], fmt="none",
+                  elinewidth=1, capsize=2, alpha=0.6, **style)
+
+
 def _percent_axis(axes, *, axis: str = "y") -> None:
     target = axes.yaxis if axis == "y" else axes.xaxis
     target.set_major_formatter(PercentFormatter(1.0))
@@ -94,13 +120,14 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
     """
     if by_week.empty:
         return None
-    fig, axes = _figure("Is the agent getting better? Evaluation pass rate per week", dates=True)
-    axes.fill_between(by_week["week"], by_week["ci_low"], by_week["ci_high"], alpha=0.2, label="95% interval")
+    fig, axes = _figure("Is the agent getting better? Evaluation pass rate per period", dates=True)
+    _interval(axes, by_week["week"], by_week["pass_rate"], by_week["ci_low"], by_week["ci_high"], color="tab:blue")
     axes.plot(by_week["week"], by_week["pass_rate"], marker="o", markersize=3, label="evaluations passing")
     if yield_by_week is not None and not yield_by_week.empty:
         axes.plot(yield_by_week["week"], yield_by_week["yield"], marker="s", markersize=3,
                   linestyle="--", label="first-pass yield")
     _percent_axis(axes)
+    _date_axis(axes, by_week["week"])
     axes.legend(loc="lower right", fontsize=8)
     return fig
 
@@ -113,10 +140,11 @@ def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
     """
     if by_week.empty:
         return None
-    fig, axes = _figure("Pass rate per strategy and week", dates=True)
+    fig, axes = _figure("Pass rate per strategy and period", dates=True)
     for strategy, rows in by_week.groupby("strategy", sort=True):
         axes.plot(rows["week"], rows["pass_rate"], marker="o", markersize=2, label=str(strategy))
     _percent_axis(axes)
+    _date_axis(axes, by_week["week"])
     axes.legend(loc="lower right", fontsize=7, ncols=3)
     return fig
 
@@ -198,6 +226,7 @@ def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
         return None
     fig, axes = _figure("Regressions per week", (7.5, 2.6), dates=True)
     axes.bar(regressions["week"], regressions["regressions"], width=5, color="tab:red")
+    _date_axis(axes, regressions["week"])
     return fig
 
 
@@ -212,6 +241,7 @@ def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
     fig, axes = _figure("Bugs per week", (7.5, 2.6), dates=True)
     for column, style in (("opened", "-"), ("fixed", "--"), ("reopened", ":")):
         axes.plot(activity["week"], activity[column], linestyle=style, marker="o", markersize=2, label=column)
+    _date_axis(axes, activity["week"])
     axes.legend(fontsize=8)
     return fig
 
@@ -228,6 +258,7 @@ def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
     for (skill, version), rows in trends.groupby(["skill", "prompt_version"], sort=True):
         axes.plot(rows["week"], rows["score"], marker="o", markersize=3, label=f"{skill} @ {version}")
     _percent_axis(axes)
+    _date_axis(axes, trends["week"])
     axes.legend(fontsize=7, loc="lower right")
     return fig
 
@@ -259,5 +290,84 @@ def testrun_chart(trends: pd.DataFrame) -> Figure | None:
     axes.plot(trends["week"], trends["failure_rate"], marker="o", markersize=3, label="failed tests")
     axes.plot(trends["week"], trends["acceptance_coverage"], linestyle="--", label="acceptance coverage")
     _percent_axis(axes)
+    _date_axis(axes, trends["week"])
     axes.legend(fontsize=8)
+    return fig
+
+
+def criterion_trend_chart(trend: pd.DataFrame) -> Figure | None:
+    """One line per criterion id: its pass rate per period (``criterion_pass_rate``).
+
+    Example:
+        >>> criterion_trend_chart(criterion_pass_rate(evals))  # doctest: +SKIP
+    """
+    if trend.empty:
+        return None
+    fig, axes = _figure("Pass rate per criterion", dates=True)
+    for criterion, rows in trend.groupby("criterion", sort=True, observed=True):
+        axes.plot(rows["period"], rows["pass_rate"], marker="o", markersize=2, label=str(criterion))
+    _percent_axis(axes)
+    _date_axis(axes, trend["period"])
+    axes.legend(loc="lower right", fontsize=7, ncols=4)
+    return fig
+
+
+def cost_trend_chart(costs: pd.DataFrame) -> Figure | None:
+    """Cost per sprint and per passed criterion, per period (``cost_over_time``); None without costs.
+
+    Example:
+        >>> cost_trend_chart(cost_over_time(evals))  # doctest: +SKIP
+    """
+    if costs.empty or costs["cost_usd"].notna().sum() == 0:
+        return None
+    fig, axes = _figure("Cost per sprint and per passed criterion (USD)", dates=True)
+    axes.plot(costs["period"], costs["cost_per_sprint"], marker="o", markersize=3, label="per sprint")
+    axes.plot(costs["period"], costs["cost_per_passed_criterion"], marker="s", markersize=3, linestyle="--",
+              label="per passed criterion")
+    _date_axis(axes, costs["period"])
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize=8)
+    return fig
+
+
+def engine_chart(engines: pd.DataFrame) -> Figure | None:
+    """Engine A vs engine B: evaluation pass rate and sprints green, with intervals (``engine_comparison``).
+
+    Example:
+        >>> engine_chart(engine_comparison(evals))  # doctest: +SKIP
+    """
+    if engines.empty:
+        return None
+    fig, axes = _figure("Engines: evaluations passing and sprints going green (95% intervals)",
+                        (7.5, 1.1 + 0.45 * len(engines)), labels=engines["engine"])
+    positions = range(len(engines))
+    for offset, (rate, low, high, label) in enumerate((("pass_rate", "ci_low", "ci_high", "evaluations passing"),
+                                                       ("green_rate", "green_ci_low", "green_ci_high",
+                                                        "sprints green"))):
+        y = [p + 0.2 * (1 - 2 * offset) for p in positions]
+        errors = [(engines[rate] - engines[low]).clip(lower=0), (engines[high] - engines[rate]).clip(lower=0)]
+        axes.barh(y, engines[rate], height=0.38, xerr=errors, capsize=3, label=label)
+    axes.set_yticks(list(positions), engines["engine"].astype(str))
+    _percent_axis(axes, axis="x")
+    axes.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def flaky_tests_chart(flaky: pd.DataFrame, top: int = 15) -> Figure | None:
+    """The flakiest tests' flip rates with their intervals (``flaky_tests``).
+
+    Example:
+        >>> flaky_tests_chart(flaky_tests(history.evals, history.tests))  # doctest: +SKIP
+    """
+    shown = flaky.head(top)
+    if shown.empty:
+        return None
+    names = shown["test"].astype(str).str.slice(-48)
+    fig, axes = _figure("Flaky tests: flip rate on the same workspace hash (95% interval)",
+                        (7.5, 0.9 + 0.3 * len(shown)), labels=names)
+    rate = shown["flip_rate"].astype(float)
+    errors = [(rate - shown["ci_low"]).clip(lower=0), (shown["ci_high"] - rate).clip(lower=0)]
+    axes.barh(names, rate, xerr=errors, capsize=3, color="tab:orange")
+    axes.invert_yaxis()
+    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
     return fig

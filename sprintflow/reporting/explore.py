@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs among the dependencies
 
 from sprintflow.history.sources import History
 from sprintflow.io.layout import WorkspaceLayout
@@ -87,7 +87,8 @@ class PageData:
     bugs: pd.DataFrame
     """``day, contract, opened, fixed, reopened``: bug events by day and unit."""
     scores: pd.DataFrame
-    """``day, skill, prompt_version, label, score, epochs, pass_at_1, pass_at_k, pass_hat_k``: one row per scoring run."""
+    """``day, skill, prompt_version, label, score, epochs, pass_at_1, pass_at_k, pass_hat_k``: one row per
+    scoring run."""
     evaluations: list[dict[str, Any]]
     """The drill-down sample, newest first (see the module docstring for the bounds)."""
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -312,7 +313,8 @@ def _flips(history: History, first: pd.DataFrame, named: set[str]) -> pd.DataFra
     for level, rows, name in (("test", tests, "test"), ("strategy", strategies, "name")):
         passed = rows["passed"] if level == "test" else rows["result"] == "pass"
         frame = pd.DataFrame({"name": _cat(rows[name]).cat.codes, "hash": _cat(rows["workspace_hash"]).cat.codes,
-                              "passed": passed.astype(bool).to_numpy(), "at": pd.to_datetime(rows["timestamp"], utc=True),
+                              "passed": passed.astype(bool).to_numpy(),
+                              "at": pd.to_datetime(rows["timestamp"], utc=True),
                               "label": _cat(rows[name]), "contract_id": rows["contract_id"].astype(str),
                               "executor": _cat(rows["executor"], "(unknown)")})
         frame = frame[frame.duplicated(["name", "hash"], keep=False)].sort_values(["name", "hash", "at"],

@@ -6,8 +6,8 @@ its day-level cubes, and the sample of evaluations the drill-down lists. The
 filter bar (dates, contract, engine, strategy, criterion, executor, rows per
 table) drives every chart and table; clicking a point or a bar lists the
 evaluations behind it, and each opens with its EvalResult summary, feedback
-items and diagnostics. The only hand-written script is that drill-down list:
-the charts are the library's.
+items and diagnostics. The only hand-written script is that drill-down list
+(``drill.js`` beside this module): the charts are the library's.
 
 The bundles are built once per vl-convert version and kept in the user's
 cache folder (``$XDG_CACHE_HOME/sprintflow``, else ``~/.cache/sprintflow``):
@@ -20,11 +20,12 @@ import html
 import json
 import os
 from functools import lru_cache
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 from sprintflow.io.files import atomic_write_text
-from sprintflow.reporting.explore import NEVER, SAMPLE_PER_DAY
+from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
 from sprintflow.reporting.report import Report
 from sprintflow.reporting.views import PICKS, page_spec
 
@@ -49,112 +50,6 @@ dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
 dialog h3{margin:.8em 0 .3em} dialog pre{white-space:pre-wrap;background:#f5f5f7;padding:.5em;font-size:12px}
 """
 
-# The drill-down: reads the click selections and filters of the Vega view, lists the sampled
-# evaluations that match, and opens one. Chart drawing is all Vega's.
-_DRILL_JS = """
-(function () {
-  const read = (id) => JSON.parse(document.getElementById(id).textContent);
-  const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
-  const ALL = "(all)", DAY = 864e5, NEVER = %(never)d, PICKS = %(picks)s, LIMIT = 200;
-  const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
-  const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
-    (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
-  const outcome = (value) => `<span class="${esc(value)}">${esc(value)}</span>`;
-  const failing = (results) => Object.keys(results).filter((k) => results[k] === "fail").join(", ");
-
-  vegaEmbed("#charts", spec, {renderer: "svg", actions: false}).then(({view}) => {
-    let active = null;  // [selection name, {field: [values]}]
-    const filter = (name) => view.signal("f_" + name);
-    const periodEnd = (start) => {
-      const unit = view.signal("period_unit"), at = new Date(start);
-      if (unit === "day") return start + DAY;
-      if (unit === "week") return start + 7 * DAY;
-      return Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
-    };
-    const inPeriod = (record, start) => {
-      const at = Date.parse(record.day);
-      return at >= start && at < periodEnd(start);
-    };
-    const matchesFilters = (r) => r.day >= filter("from") && r.day <= filter("to")
-      && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || r[k] === filter(k))
-      && (filter("strategy") === ALL || filter("strategy") in r.strategies)
-      && (filter("criterion") === ALL || filter("criterion") in r.criteria);
-    const matchesPick = (r, name, value) => {
-      if (name === "pick_period") return inPeriod(r, value.period[0]);
-      if (name === "pick_strategy") return value.name[0] in r.strategies;
-      if (name === "pick_criterion") return value.name[0] in r.criteria && inPeriod(r, value.period[0]);
-      if (name === "pick_engine") return r.engine === value.engine[0];
-      if (name === "pick_green") return r.green_after === value.iterations[0];
-      return false;
-    };
-    const describe = (name, value) => {
-      if (name === "pick_period") return `the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
-      if (name === "pick_strategy") return `strategy ${value.name[0]}`;
-      if (name === "pick_criterion") return `criterion ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
-      if (name === "pick_engine") return `engine ${value.engine[0]}`;
-      return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
-    };
-    const render = () => {
-      if (!active) { drill.hidden = true; return; }
-      const [name, value] = active;
-      const rows = sample.filter((r) => matchesFilters(r) && matchesPick(r, name, value));
-      const own = name === "pick_strategy" ? (r) => r.strategies[value.name[0]]
-        : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
-      drill.hidden = false;
-      drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;
-      drill.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} of the sampled evaluations match` +
-        (rows.length > LIMIT ? `; the first ${LIMIT} are listed` : "") +
-        ` (the report keeps the newest ${%(per_day)d} per day and result). Click one to open it.`;
-      drill.querySelector("tbody").innerHTML = rows.slice(0, LIMIT).map((r) => `<tr data-key="${esc(r.key)}">
-        <td>${esc(r.at)}</td><td>${esc(r.contract_id)}</td><td>${r.iteration}</td><td>${esc(r.engine)}</td>
-        <td>${esc(r.executor)}</td><td>${outcome(own(r))}</td><td>${outcome(r.result)}</td>
-        <td>${esc(failing(r.strategies))}</td><td>${esc(failing(r.criteria))}</td>
-        <td>${r.cost == null ? "" : "$" + r.cost.toFixed(2)}</td></tr>`).join("");
-    };
-    const open = (key) => {
-      const r = sample.find((x) => x.key === key), d = details[key];
-      const results = (map) => Object.entries(map).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${outcome(v)}</td></tr>`).join("");
-      let body = `<h2>${esc(r.eval_id)} <span class="${esc(r.result)}">${esc(r.result)}</span></h2>
-        <p class="note">${esc(r.at)} UTC · contract ${esc(r.contract_id)} · iteration ${r.iteration} · engine ${esc(r.engine)}
-        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}</p>`;
-      if (d) {
-        body += `<h3>Summary</h3><pre>${esc(d.summary)}</pre>`;
-        body += `<h3>Feedback to the generator (${d.feedback.length})</h3><table>${d.feedback.map((f) =>
-          `<tr><td>${esc(f.priority)}</td><td>${esc(f.category)}</td><td>${esc(f.file || "")}${f.line ? ":" + f.line : ""}</td>
-           <td>${esc(f.description)}<br><span class="note">expected: ${esc(f.expected)}</span></td></tr>`).join("")}</table>`;
-        body += `<h3>Strategies</h3>${d.strategies.map((s) => `<p>${outcome(s.result)} <b>${esc(s.name)}</b>: ${esc(s.details)}</p>` +
-          (s.diagnostics.length ? `<table>${s.diagnostics.map((g) => `<tr><td>${esc(g.file || "")}${g.line ? ":" + g.line : ""}</td>
-           <td>${esc(g.tool)}</td><td>${esc(g.message)}${g.hint ? "<br><span class='note'>hint: " + esc(g.hint) + "</span>" : ""}</td></tr>`).join("")}</table>` : "")).join("")}`;
-        body += `<h3>Criteria</h3><table>${d.criteria.map((c) => `<tr><td>${esc(c.id)}</td><td>${outcome(c.result)}</td>
-          <td>${esc(c.evidence)}${c.feedback ? "<br><span class='note'>" + esc(c.feedback) + "</span>" : ""}</td></tr>`).join("")}</table>`;
-        if (d.regressions.length) body += `<h3>Regressions</h3><ul>${d.regressions.map((g) => `<li>${esc(g)}</li>`).join("")}</ul>`;
-      } else {
-        body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
-          evaluation of the same id): what the history recorded follows.</p>
-          <h3>Strategies</h3><table>${results(r.strategies)}</table><h3>Criteria</h3><table>${results(r.criteria)}</table>`;
-      }
-      dialog.querySelector(".body").innerHTML = body;
-      dialog.showModal();
-    };
-    drill.querySelector("tbody").addEventListener("click", (event) => {
-      const row = event.target.closest("tr");
-      if (row) open(row.dataset.key);
-    });
-    dialog.querySelector("button").addEventListener("click", () => dialog.close());
-    PICKS.forEach((name) => view.addSignalListener(name, (_, value) => {
-      active = value && Object.keys(value).length ? [name, value] : (active && active[0] === name ? null : active);
-      render();
-    }));
-    ["from", "to", "contract", "engine", "strategy", "criterion", "executor"].forEach(
-      (name) => view.addSignalListener("f_" + name, render));
-    window.sprintflowView = view;
-    document.body.dataset.ready = "yes";
-  }).catch((error) => {
-    document.getElementById("charts").textContent = "The charts could not be drawn: " + error;
-    document.body.dataset.ready = "error";
-  });
-})();
-"""
 
 
 def _cache_dir() -> Path:
@@ -171,12 +66,13 @@ def vega_bundle() -> str:
     import vl_convert as vlc
 
     version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
-    path = _cache_dir() / f"vega-bundle-{vlc.__version__}-vl{version}.js"
+    path = _cache_dir() / f"vega-bundle-{metadata.version('vl-convert-python')}-vl{version}.js"
     try:
         return path.read_text(encoding="utf-8")
     except OSError:
         pass
-    bundle = vlc.javascript_bundle(vl_version=version)
+    # The stub omits snippet's default (None: expose vegaEmbed, vega and vegaLite as globals).
+    bundle = vlc.javascript_bundle(vl_version=version)  # type: ignore[call-arg]
     try:
         atomic_write_text(path, bundle)
     except OSError:
@@ -202,14 +98,16 @@ def render_html(report: Report) -> str:
     since = f" · since {html.escape(report.since)}" if report.since else ""
     if page is None or not page.totals.get("evaluations"):
         charts = '<p class="note">No evaluations recorded yet: run <code>sprintflow evaluate</code> first.</p>'
-        data = {"spec": {}, "evaluations": [], "details": {}}
+        data: dict[str, Any] = {"spec": {}, "evaluations": [], "details": {}}
         script = ""
     else:
         charts = ""
         data = {"spec": page_spec(page), "evaluations": page.evaluations, "details": page.details}
         bundled = f"<script>{vega_bundle()}</script>"
-        drill = _DRILL_JS % {"never": NEVER, "picks": json.dumps(list(PICKS)), "per_day": SAMPLE_PER_DAY}
-        script = f"{bundled}<script>{drill}</script>"
+        config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY}
+        drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
+        script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
+                  f"{bundled}<script>{drill}</script>")
     contracts = ""
     if page is not None and page.totals.get("named contracts", 0) < page.totals.get("contracts", 0):
         contracts = (f" The contract filter lists the {page.totals['named contracts']:,} most recently evaluated of "

@@ -104,11 +104,9 @@ def _period_x(field: str = "period") -> alt.X:
     """A time axis spanning the chosen dates, whatever the data: an empty view keeps its size."""
     return alt.X(f"{field}:T", title=None,
                  scale=alt.Scale(type="utc", nice=False, padding=12,
-                                 domainMin={"expr": _period_of("f_from")},  # type: ignore[arg-type]
-                                 domainMax={"expr": _period_of("f_to")}),  # type: ignore[arg-type]
-                 axis=alt.Axis(format={"expr": "period_unit == 'month' ? '%b %Y' : '%b %d'"},  # type: ignore[arg-type]
-                               labelAngle=-30,
-                               tickCount={"expr": "period_unit == 'day' ? 'day' : period_unit == 'week' ? "  # type: ignore[arg-type]
+                                 domainMin={"expr": _period_of("f_from")}, domainMax={"expr": _period_of("f_to")}),
+                 axis=alt.Axis(format={"expr": "period_unit == 'month' ? '%b %Y' : '%b %d'"}, labelAngle=-30,
+                               tickCount={"expr": "period_unit == 'day' ? 'day' : period_unit == 'week' ? "
                                                   "'week' : 'month'"}))
 
 
@@ -125,7 +123,7 @@ def _table(base: alt.Chart, columns: list[tuple[str, str, int]], title: str) -> 
     return alt.hconcat(*cells, spacing=4).properties(title=_title(title))
 
 
-def _ranked(chart: alt.Chart, order: list[alt.SortField]) -> alt.Chart:
+def _ranked(chart: alt.Chart, order: list[alt.SortField | dict[str, str]]) -> alt.Chart:
     """Number the rows by ``order`` and keep the first ``f_rows``."""
     return chart.transform_window(row="row_number()", sort=order).transform_filter("datum.row <= f_rows")
 
@@ -171,7 +169,7 @@ def _trend() -> alt.LayerChart:
         x=x, y=y, tooltip=tooltip,
         size=alt.condition(pick, alt.value(160), alt.value(50))).add_params(pick)
     subtitle = "per day, week or month as the dates span; 95% Wilson interval; click a point to list its evaluations"
-    return alt.layer(band, bars, line, points).properties(
+    return alt.LayerChart(layer=[band, bars, line, points]).properties(
         width=WIDTH * 2, height=230, title=_title("Is the agent getting better?", subtitle), name="trend")
 
 
@@ -190,7 +188,8 @@ def _strategies() -> alt.HConcatChart:
     ).add_params(pick)
     rules = base.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y)
     chart = alt.layer(bars, rules).properties(width=WIDTH - 120, height={"step": 22},
-                                                title=_title("Pass rate by strategy", "click a bar to list its evaluations"))
+                                              title=_title("Pass rate by strategy",
+                                                           "click a bar to list its evaluations"))
     table = _table(_ranked(base.transform_calculate(runs="format(datum.decided, ',')",
                                                       skips="format(datum.skipped, ',')"),
                            [alt.SortField("rate", "ascending")]),
@@ -285,8 +284,9 @@ def _time_to_green() -> alt.HConcatChart:
         items=f"datum.level == 'contract' && {_where('contract', 'engine', 'executor')} ? datum.items : 0",
         hours=f"datum.level == 'contract' && {_where('contract', 'engine', 'executor')} ? datum.hours : 0")
     summary = (everything.transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
-                                        iterations_sum=f"datum.iterations < {NEVER} ? datum.iterations * datum.items : 0",
-                                        first=f"datum.iterations == 1 ? datum.items : 0")
+                                        iterations_sum=(f"datum.iterations < {NEVER} ? "
+                                                        "datum.iterations * datum.items : 0"),
+                                        first="datum.iterations == 1 ? datum.items : 0")
                .transform_aggregate(items="sum(items)", green="sum(green)", first="sum(first)",
                                     iterations_sum="sum(iterations_sum)", hours="sum(hours)")
                .transform_calculate(**_wilson("green", "items"))
@@ -312,8 +312,9 @@ def _engines() -> alt.VConcatChart:
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
     rate_bars = alt.layer(
-        rates.mark_bar(cursor="pointer").encode(x=_percent("rate", "evaluation pass rate"), y=y, color=color,
-                                                tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")])
+        rates.mark_bar(cursor="pointer").encode(
+            x=_percent("rate", "evaluation pass rate"), y=y, color=color,
+            tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")])
         .add_params(pick),
         rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
     ).properties(width=300, height={"step": 26}, title=_title("Evaluations passing"))
@@ -336,7 +337,8 @@ def _engines() -> alt.VConcatChart:
     ).properties(width=300, height={"step": 26}, title=_title("Iterations to green"))
     costs = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(cost="sum(cost)", sprints="sum(sprints)", costed="sum(costed)", groupby=["engine"])
-             .transform_calculate(per_sprint="datum.sprints > 0 && datum.costed > 0 ? datum.cost / datum.sprints : null"))
+             .transform_calculate(
+                 per_sprint="datum.sprints > 0 && datum.costed > 0 ? datum.cost / datum.sprints : null"))
     cost_bars = costs.mark_bar().encode(
         x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
         tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
@@ -360,7 +362,7 @@ def _costs() -> alt.VConcatChart:
              "tokens_sprint": "per sprint", "tokens_criterion": "per passed criterion"}
 
     def lines(fields: list[str], title: str, fmt: str) -> alt.Chart:
-        return (base.transform_fold(fields, as_=["measure", "value"])
+        return (base.transform_fold([*fields], as_=["measure", "value"])
                 .transform_calculate(measure=" : ".join(f"datum.measure == '{f}' ? '{names[f]}'" for f in fields)
                                      + " : ''")
                 .mark_line(point=True).encode(
@@ -455,7 +457,8 @@ def _scores(labels: list[str]) -> alt.VConcatChart:
     return alt.vconcat(trend, table)
 
 
-def _section(title: str, *charts: alt.TopLevelMixin) -> alt.VConcatChart:
+def _section(title: str, *charts: alt.Chart | alt.LayerChart | alt.HConcatChart | alt.VConcatChart
+             ) -> alt.VConcatChart:
     return alt.vconcat(*charts, spacing=24).properties(title=alt.TitleParams(title, anchor="start", fontSize=18,
                                                                              offset=10))
 

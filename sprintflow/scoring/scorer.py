@@ -458,8 +458,8 @@ def score_case(run: ScoreRun, case: EvalCase, env: Mapping[str, str] | None = No
                        timeout=run.timeout, env=env)
     if reply.could_not_start:
         raise InfrastructureError(f"case {case.id!r}: the engine could not start: {reply.reason}")
-    usage = {"duration_s": reply.duration_s, "input_tokens": reply.input_tokens,
-                 "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}
+    usage: dict[str, Any] = {"duration_s": reply.duration_s, "input_tokens": reply.input_tokens,
+                             "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}
     if not reply.ok:
         return CaseResult(id=case.id, passed=False, expected=expected, actual=None, reason=reply.reason,
                           raw=_cap(reply.raw), **usage)
@@ -629,17 +629,17 @@ def _merge_case(samples: list[CaseResult]) -> CaseResult:
     first_epoch, shown = failed[0] if failed else (1, samples[0])
     reason = f"failed {k - c} of {k} epochs; epoch {first_epoch}: {shown.reason}" if failed else None
     stability = "always-pass" if c == k else "always-fail" if c == 0 else "flaky"
-    return CaseResult(
-        id=shown.id, passed=c == k, expected=shown.expected, actual=shown.actual, reason=reason,
-        passes=c, pass_at_1=pass_at_k(k, c, 1), pass_at_k=pass_at_k(k, c, k),
-        pass_hat_k=pass_hat_k(k, c, k), stability=stability,
-        epochs=[EpochResult(epoch=epoch, passed=s.passed, actual=s.actual, reason=s.reason, raw=s.raw)
-                for epoch, s in enumerate(samples, start=1)],
-        duration_s=sum(s.duration_s for s in samples),
-        input_tokens=_total(s.input_tokens for s in samples),
-        output_tokens=_total(s.output_tokens for s in samples),
-        cost_usd=_total(s.cost_usd for s in samples),
-    )
+    epochs = [EpochResult.model_validate({"epoch": epoch, "pass": s.passed, "actual": s.actual, "reason": s.reason,
+                                          "raw": s.raw}) for epoch, s in enumerate(samples, start=1)]
+    return CaseResult.model_validate({
+        "id": shown.id, "pass": c == k, "expected": shown.expected, "actual": shown.actual, "reason": reason,
+        "passes": c, "pass_at_1": pass_at_k(k, c, 1), "pass_at_k": pass_at_k(k, c, k),
+        "pass_hat_k": pass_hat_k(k, c, k), "stability": stability, "epochs": epochs,
+        "duration_s": sum(s.duration_s for s in samples),
+        "input_tokens": _total(s.input_tokens for s in samples),
+        "output_tokens": _total(s.output_tokens for s in samples),
+        "cost_usd": _total(s.cost_usd for s in samples),
+    })
 
 
 def _epoch_totals(results: list[CaseResult]) -> dict[str, Any]:

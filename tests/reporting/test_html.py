@@ -23,7 +23,8 @@ CHROMIUM = "/usr/bin/chromium"
 # Without these, Chromium keeps reaching for Google's hosts on a machine with no network.
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-HEADLINE = "() => [...document.querySelectorAll('#charts svg text')].map(t => t.textContent).find(t => t.includes(' passing: '))"
+HEADLINE = ("() => [...document.querySelectorAll('#charts svg text')].map(t => t.textContent)"
+            ".find(t => t.includes(' passing: '))")
 TABLE_TEXTS = "() => [...document.querySelectorAll('#charts svg text')].map(t => t.textContent)"
 
 
