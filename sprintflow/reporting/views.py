@@ -46,6 +46,45 @@ WIDTH = 540
 _PASS, _FAIL, _BAND = "#2f7d32", "#c62828", "#4c78a8"
 
 
+Spec = dict[str, Any]
+"""A Vega-Lite (sub)specification as JSON data."""
+Part = alt.Chart | Spec
+
+
+def _spec(part: Part) -> Spec:
+    """A chart as a plain sub-specification.
+
+    Views are drawn with altair and composed as plain dicts: altair's own
+    concatenation re-copies every sub-chart at every level (seconds for a page
+    this size), and a dict costs nothing.
+    """
+    if isinstance(part, dict):
+        return part
+    spec = part.to_dict(validate=False)
+    for key in ("$schema", "config", "datasets"):
+        spec.pop(key, None)
+    return spec
+
+
+def _compose(kind: str, parts: tuple[Part, ...], title: alt.TitleParams | None = None, **properties: Any) -> Spec:
+    spec: Spec = {kind: [_spec(part) for part in parts], **properties}
+    if title is not None:
+        spec["title"] = title.to_dict(validate=False)
+    return spec
+
+
+def _vconcat(*parts: Part, title: alt.TitleParams | None = None, **properties: Any) -> Spec:
+    return _compose("vconcat", parts, title, **properties)
+
+
+def _hconcat(*parts: Part, title: alt.TitleParams | None = None, **properties: Any) -> Spec:
+    return _compose("hconcat", parts, title, **properties)
+
+
+def _layer(*parts: Part, title: alt.TitleParams | None = None, **properties: Any) -> Spec:
+    return _compose("layer", parts, title, **properties)
+
+
 def _data(name: str) -> alt.Chart:
     return alt.Chart(alt.NamedData(name=name))
 
@@ -114,13 +153,13 @@ def _title(text: str, subtitle: str | None = None) -> alt.TitleParams:
     return alt.TitleParams(text=text, subtitle=subtitle or "", anchor="start", fontSize=13)
 
 
-def _table(base: alt.Chart, columns: list[tuple[str, str, int]], title: str) -> alt.HConcatChart:
+def _table(base: alt.Chart, columns: list[tuple[str, str, int]], title: str) -> Spec:
     """A table drawn as text marks: ``(field, heading, width)`` per column, one row per ``row`` value."""
     cells = [base.mark_text(align="left", baseline="middle", fontSize=11, limit=width - 6).encode(
         y=alt.Y("row:O", axis=None), text=alt.Text(f"{field}:N"))
         .properties(width=width, title=alt.TitleParams(heading, anchor="start", fontSize=11, color="#555"))
         for field, heading, width in columns]
-    return alt.hconcat(*cells, spacing=4).properties(title=_title(title))
+    return _hconcat(*cells, spacing=4, title=_title(title))
 
 
 def _ranked(chart: alt.Chart, order: list[alt.SortField | dict[str, str]]) -> alt.Chart:
@@ -152,7 +191,7 @@ def _headline() -> alt.Chart:
                                                                 "picked above"))
 
 
-def _trend() -> alt.LayerChart:
+def _trend() -> Spec:
     pick = alt.selection_point(name="pick_period", fields=["period"], on="click", clear="dblclick", empty=False)
     base = (_data("outcomes").transform_filter(_where("contract", "engine", "executor"))
             .transform_filter(_UNIT_OF_OUTCOME).transform_calculate(period=_period_of("datum.day"))
@@ -169,11 +208,11 @@ def _trend() -> alt.LayerChart:
         x=x, y=y, tooltip=tooltip,
         size=alt.condition(pick, alt.value(160), alt.value(50))).add_params(pick)
     subtitle = "per day, week or month as the dates span; 95% Wilson interval; click a point to list its evaluations"
-    return alt.LayerChart(layer=[band, bars, line, points]).properties(
-        width=WIDTH * 2, height=230, title=_title("Is the agent getting better?", subtitle), name="trend")
+    return _layer(band, bars, line, points, width=WIDTH * 2, height=230, name="trend",
+                  title=_title("Is the agent getting better?", subtitle))
 
 
-def _strategies() -> alt.HConcatChart:
+def _strategies() -> Spec:
     pick = alt.selection_point(name="pick_strategy", fields=["name"], on="click", clear="dblclick", empty=False)
     base = (_data("outcomes").transform_filter("datum.level == 'strategy'")
             .transform_filter(_where("contract", "engine", "executor", name="strategy"))
@@ -187,15 +226,14 @@ def _strategies() -> alt.HConcatChart:
         tooltip=[alt.Tooltip("name:N", title="strategy"), alt.Tooltip("label:N", title="pass rate [95%]")]
     ).add_params(pick)
     rules = base.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y)
-    chart = alt.layer(bars, rules).properties(width=WIDTH - 120, height={"step": 22},
-                                              title=_title("Pass rate by strategy",
-                                                           "click a bar to list its evaluations"))
+    chart = _layer(bars, rules, width=WIDTH - 120, height={"step": 22},
+                   title=_title("Pass rate by strategy", "click a bar to list its evaluations"))
     table = _table(_ranked(base.transform_calculate(runs="format(datum.decided, ',')",
                                                       skips="format(datum.skipped, ',')"),
                            [alt.SortField("rate", "ascending")]),
                    [("name", "strategy", 110), ("runs", "decided", 70), ("skips", "skipped", 60),
                     ("label", "pass rate [95%]", 160)], "Strategies, weakest first")
-    return alt.hconcat(chart, table, spacing=30)
+    return _hconcat(chart, table, spacing=30)
 
 
 def _color(field: str, title: str | None, domain: list[str]) -> alt.Color:
@@ -218,7 +256,7 @@ def _strategy_trend(strategies: list[str]) -> alt.Chart:
     ).properties(width=WIDTH * 2 - 120, height=200, title=_title("Pass rate per strategy over time"))
 
 
-def _criteria(criteria: list[str]) -> alt.VConcatChart:
+def _criteria(criteria: list[str]) -> Spec:
     pick = alt.selection_point(name="pick_criterion", fields=["name", "period"], on="click", clear="dblclick",
                                empty=False)
     outcomes = (_data("outcomes").transform_filter("datum.level == 'criterion'")
@@ -235,8 +273,8 @@ def _criteria(criteria: list[str]) -> alt.VConcatChart:
         size=alt.condition(pick, alt.value(140), alt.value(40)),
         tooltip=[alt.Tooltip("name:N", title="criterion"), alt.Tooltip("period:T", title="from"),
                  alt.Tooltip("label:N", title="pass rate [95%]")]).add_params(pick)
-    chart = alt.layer(lines, points).properties(
-        width=WIDTH * 2 - 120, height=200,
+    chart = _layer(
+        lines, points, width=WIDTH * 2 - 120, height=200,
         title=_title("Pass rate per criterion over time", "criterion ids across contracts; pick a contract for "
                                                           "one contract's criteria; click a point to list"))
     rates = (outcomes.transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)",
@@ -262,10 +300,10 @@ def _criteria(criteria: list[str]) -> alt.VConcatChart:
                          [("name", "criterion", 110), ("contracts", "contracts", 70),
                           ("label", "went green [95%]", 160), ("mean_iterations", "iterations", 70),
                           ("mean_hours", "hours", 70)], "Criteria: time to green")
-    return alt.vconcat(chart, alt.hconcat(rate_table, green_table, spacing=40))
+    return _vconcat(chart, _hconcat(rate_table, green_table, spacing=40))
 
 
-def _time_to_green() -> alt.HConcatChart:
+def _time_to_green() -> Spec:
     pick = alt.selection_point(name="pick_green", fields=["iterations"], on="click", clear="dblclick", empty=False)
     base = (_data("greens").transform_filter("datum.level == 'contract'")
             .transform_filter(_where("contract", "engine", "executor")))
@@ -299,10 +337,10 @@ def _time_to_green() -> alt.HConcatChart:
                                            "format(datum.hours / datum.green, '.1f') : '–')]")))
     text = summary.mark_text(align="left", baseline="top", fontSize=13, lineHeight=20, x=0, y=10).encode(
         text="lines:N").properties(width=WIDTH - 80, height=120, title=_title("Sprints"))
-    return alt.hconcat(bars, text, spacing=40)
+    return _hconcat(bars, text, spacing=40)
 
 
-def _engines() -> alt.VConcatChart:
+def _engines() -> Spec:
     pick = alt.selection_point(name="pick_engine", fields=["engine"], on="click", clear="dblclick", empty=False)
     y = alt.Y("engine:N", title=None)
     color = alt.condition(pick, alt.value("#f58518"), alt.value(_BAND))
@@ -311,13 +349,13 @@ def _engines() -> alt.VConcatChart:
              .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["engine"])
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
-    rate_bars = alt.layer(
+    rate_bars = _layer(
         rates.mark_bar(cursor="pointer").encode(
             x=_percent("rate", "evaluation pass rate"), y=y, color=color,
             tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")])
         .add_params(pick),
         rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-    ).properties(width=300, height={"step": 26}, title=_title("Evaluations passing"))
+        width=300, height={"step": 26}, title=_title("Evaluations passing"))
     greens = (_data("greens").transform_filter("datum.level == 'contract'")
               .transform_filter(_where("contract", "engine", "executor"))
               .transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
@@ -326,11 +364,11 @@ def _engines() -> alt.VConcatChart:
                                    groupby=["engine"])
               .transform_calculate(**_wilson("green", "items"))
               .transform_calculate(mean_iterations="datum.green > 0 ? datum.iterations_sum / datum.green : null"))
-    green_bars = alt.layer(
+    green_bars = _layer(
         greens.mark_bar().encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
                                  tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="green [95%]")]),
         greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-    ).properties(width=300, height={"step": 26}, title=_title("Sprints going green"))
+        width=300, height={"step": 26}, title=_title("Sprints going green"))
     iterations = greens.mark_bar().encode(
         x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
         tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
@@ -343,11 +381,11 @@ def _engines() -> alt.VConcatChart:
         x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
         tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
     ).properties(width=300, height={"step": 26}, title=_title("Cost per sprint"))
-    return alt.vconcat(alt.hconcat(rate_bars, green_bars), alt.hconcat(iterations, cost_bars)).properties(
-        title=_title("Engine A vs engine B", "click an engine's bar to list its evaluations"))
+    return _vconcat(_hconcat(rate_bars, green_bars), _hconcat(iterations, cost_bars),
+                    title=_title("Engine A vs engine B", "click an engine's bar to list its evaluations"))
 
 
-def _costs() -> alt.VConcatChart:
+def _costs() -> Spec:
     base = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
             .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(cost="sum(cost)", tokens="sum(tokens)", costed="sum(costed)", sprints="sum(sprints)",
@@ -378,11 +416,11 @@ def _costs() -> alt.VConcatChart:
                  alt.Tooltip("evaluations:Q")]).properties(
         width=WIDTH * 2 - 120, height=120, title=_title("Regressions", "what passed in the previous evaluation "
                                                                        "of a contract and fails now"))
-    return alt.vconcat(alt.hconcat(lines(["cost_sprint", "cost_criterion"], "USD", "$.2f"),
+    return _vconcat(_hconcat(lines(["cost_sprint", "cost_criterion"], "USD", "$.2f"),
                                    lines(["tokens_sprint", "tokens_criterion"], "tokens", ",.0f")), regressions)
 
 
-def _flaky(level: str, title: str, heading: str) -> alt.HConcatChart:
+def _flaky(level: str, title: str, heading: str) -> Spec:
     base = (_data("flips").transform_filter(f"datum.level == '{level}'")
             .transform_filter(_where("contract", "engine", "executor",
                                      name="strategy" if level == "strategy" else None))
@@ -391,16 +429,16 @@ def _flaky(level: str, title: str, heading: str) -> alt.HConcatChart:
             .transform_calculate(runs="format(datum.comparisons, ',')", flipped="format(datum.flips, ',')"))
     ranked = _ranked(base, [alt.SortField("rate", "descending"), alt.SortField("low", "descending")])
     y = alt.Y("name:N", title=None, sort=alt.EncodingSortField("row"), axis=alt.Axis(labelLimit=260))
-    bars = alt.layer(
+    bars = _layer(
         ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
                                                         scale=_from_zero(0.1)),
                                                 y=y, tooltip=[alt.Tooltip("name:N", title=heading),
                                                               alt.Tooltip("label:N", title="flip rate [95%]")]),
         ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-    ).properties(width=260, height={"step": 18})
+        width=260, height={"step": 18})
     table = _table(ranked, [("name", heading, 300), ("runs", "re-runs", 60), ("flipped", "flips", 50),
                             ("label", "flip rate [95%]", 150)], "")
-    return alt.hconcat(bars, table, spacing=20).properties(title=_title(
+    return _hconcat(bars, table, spacing=20, title=_title(
         title, "consecutive fresh runs on the same workspace content hash that disagree, flakiest first"))
 
 
@@ -432,7 +470,7 @@ def _bugs() -> alt.Chart:
             .properties(width=WIDTH - 70, height=180, title=_title("Bugs", "bugs.ndjson events; by contract (unit)")))
 
 
-def _scores(labels: list[str]) -> alt.VConcatChart:
+def _scores(labels: list[str]) -> Spec:
     base = _data("scores").transform_filter(_where())  # the scorer runs apart from contracts and engines
     y = alt.Y("value:Q", title="score", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     # A field drawn as time is parsed into a date before any filter: draw a copy, so the filter compares text.
@@ -454,12 +492,11 @@ def _scores(labels: list[str]) -> alt.VConcatChart:
     table = _table(_ranked(runs, [alt.SortField("day", "descending")]),
                    [("day", "day", 80), ("label", "skill @ prompt", 150), ("k", "epochs", 50),
                     ("p1", "pass@1", 60), ("pk", "pass@k", 60), ("phk", "pass^k", 60)], "Runs over epochs")
-    return alt.vconcat(trend, table)
+    return _vconcat(trend, table)
 
 
-def _section(title: str, *charts: alt.Chart | alt.LayerChart | alt.HConcatChart | alt.VConcatChart
-             ) -> alt.VConcatChart:
-    return alt.vconcat(*charts, spacing=24).properties(title=alt.TitleParams(title, anchor="start", fontSize=18,
+def _section(title: str, *charts: Part) -> Spec:
+    return _vconcat(*charts, spacing=24, title=alt.TitleParams(title, anchor="start", fontSize=18,
                                                                              offset=10))
 
 
@@ -471,19 +508,18 @@ def page_spec(data: PageData, *, initial_rows: int = 15) -> dict[str, Any]:
         >>> sorted(spec["datasets"])  # doctest: +SKIP
         ['activity', 'bugs', 'coverage', 'flips', 'greens', 'outcomes', 'scores']
     """
+    def bound(signal: str, value: Any, label: str, **binding: Any) -> Spec:
+        return {"name": signal, "value": value, "bind": {**binding, "name": label, "element": "#filters"}}
+
     params = [
-        alt.param(name="f_from", value=data.first_day,
-                  bind=alt.binding(input="date", name="from ", element="#filters")),
-        alt.param(name="f_to", value=data.last_day, bind=alt.binding(input="date", name="to ", element="#filters")),
-        *[alt.param(name=f"f_{name}", value=ALL,
-                    bind=alt.binding_select(options=[ALL, *data.options.get(name, [])], name=f"{name} ",
-                                            element="#filters"))
+        bound("f_from", data.first_day, "from ", input="date"),
+        bound("f_to", data.last_day, "to ", input="date"),
+        *[bound(f"f_{name}", ALL, f"{name} ", input="select", options=[ALL, *data.options.get(name, [])])
           for name in FILTERS],
-        alt.param(name="f_rows", value=initial_rows,
-                  bind=alt.binding_range(min=5, max=100, step=5, name="rows per table ", element="#filters")),
-        alt.param(name="period_unit", expr=_UNIT),
+        bound("f_rows", initial_rows, "rows per table ", input="range", min=5, max=100, step=5),
+        {"name": "period_unit", "expr": _UNIT},
     ]
-    page = alt.vconcat(
+    page = _vconcat(
         _headline(), _trend(),
         _section("Strategies", _strategies(), _strategy_trend(data.options.get("strategy", []))),
         _section("Criteria", _criteria(data.options.get("criterion", []))),
@@ -492,11 +528,12 @@ def page_spec(data: PageData, *, initial_rows: int = 15) -> dict[str, Any]:
         _section("Tokens and cost", _costs()),
         _section("Flakiness", _flaky("test", "Flaky tests", "test"),
                  _flaky("strategy", "Flaky strategies", "strategy")),
-        _section("Coverage and bugs", alt.hconcat(_coverage(), _bugs(), spacing=40)),
+        _section("Coverage and bugs", _hconcat(_coverage(), _bugs(), spacing=40)),
         _section("Scorer", _scores(sorted(data.scores["label"].unique()))),
         spacing=36,
-    ).add_params(*params).configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=11)
-    spec = _independent_colors(page.to_dict(validate=False))
+    )
+    spec = {"$schema": alt.SCHEMA_URL, **_independent_colors(page), "params": params,
+            "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 11, "titleFontSize": 11}}}
     spec["datasets"] = {name: records(getattr(data, name)) for name in DATASETS}
     return spec
 
