@@ -124,7 +124,10 @@ def _freq(timestamps: pd.Series, freq: str) -> str:
 
 def _kind(evals: pd.DataFrame, kind: str, *columns: str) -> pd.DataFrame:
     # Select the columns first: filtering all of a wide frame copies every string column.
-    return evals.loc[evals["kind"] == kind, list(columns)]
+    # A column the frame lacks (a history written before it existed) reads as empty.
+    present = [column for column in columns if column in evals.columns]
+    rows = evals.loc[evals["kind"] == kind, present]
+    return rows.assign(**{column: None for column in columns if column not in present})[list(columns)]
 
 
 def _outcome_counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
