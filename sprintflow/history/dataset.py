@@ -105,7 +105,8 @@ def as_table(table_name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> pa.T
     if isinstance(rows, pd.DataFrame):
         if schema is None:
             return pa.Table.from_pandas(rows, preserve_index=False)
-        columns = {name: rows[name] if name in rows else pd.Series([None] * len(rows), dtype=object)
+        # Missing columns share the frame's index: a default one would not align with a slice of a frame.
+        columns = {name: rows[name] if name in rows else pd.Series(None, index=rows.index, dtype=object)
                    for name in schema.names}
         return pa.Table.from_pandas(pd.DataFrame(columns), schema=schema, preserve_index=False)
     if schema is None:

@@ -538,11 +538,12 @@ def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def criterion_time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
+def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per criterion id: in how many contracts it went green, after how many iterations and hours.
 
     A criterion goes green at the first evaluation where it passed; its clock
-    starts at the first evaluation that judged it.
+    starts at the first evaluation that judged it. ``greens``: :func:`criterion_greens` of the
+    same ``evals``, when the caller has it already.
 
     Returns:
         ``criterion, contracts, green, green_rate, ci_low, ci_high, median_iterations_to_green,
@@ -555,7 +556,7 @@ def criterion_time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
         >>> criterion_time_to_green(frame)[["contracts", "green", "median_hours_to_green"]].to_dict("records")
         [{'contracts': 2, 'green': 1, 'median_hours_to_green': 2.0}]
     """
-    greens = criterion_greens(evals)
+    greens = (criterion_greens(evals) if greens is None else greens).copy()
     greens["green"] = greens["green_at"].notna()
     greens["hours"] = (greens["green_at"] - greens["first_at"]).dt.total_seconds() / 3600
     grouped = greens.groupby("criterion", sort=True, observed=True)
@@ -574,14 +575,15 @@ def criterion_time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- cost over time and engines
 
 
-def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFrame:
+def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tokens and cost per period: per sprint and per passed criterion.
 
     A sprint (contract) counts in the period of its first evaluation; a
     criterion counts as passed in the period where it first passed (per
     contract), so a criterion that keeps passing is paid for once. The cost of
     a period is what its evaluations reported. Periods without any reported
-    cost keep empty cost columns.
+    cost keep empty cost columns. ``greens``: :func:`criterion_greens` of the same ``evals``,
+    when the caller has it already.
 
     Returns:
         ``period, evaluations, sprints, tokens, cost_usd, passed_criteria, cost_per_sprint,
@@ -604,7 +606,7 @@ def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFrame:
                           "cost_usd": grouped["cost_usd"].sum(min_count=1).astype(float)})
     started = period_start(_first_evaluations(evals)["timestamp"], freq).value_counts()
     table.insert(1, "sprints", started.reindex(table.index).fillna(0).astype(np.int64))
-    greens = criterion_greens(evals).dropna(subset=["green_at"])
+    greens = (criterion_greens(evals) if greens is None else greens).dropna(subset=["green_at"])
     passed = period_start(greens["green_at"], freq).value_counts()
     table["passed_criteria"] = passed.reindex(table.index).fillna(0).astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -636,11 +638,12 @@ def contract_engines(evals: pd.DataFrame) -> pd.Series:
     return engines.where(engines.notna(), UNKNOWN_ENGINE).rename("engine")
 
 
-def engine_comparison(evals: pd.DataFrame) -> pd.DataFrame:
+def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
     """Engine A vs engine B: what analysts compare when they choose an agent.
 
     Evaluations count under the engine they recorded; contracts (sprints) under
     the engine of their first evaluation. Cost is what the engines reported.
+    ``to_green``: :func:`time_to_green` of the same ``evals``, when the caller has it already.
 
     Returns:
         One row per engine: ``engine, evaluations, passed, pass_rate, ci_low, ci_high, sprints,
@@ -662,7 +665,7 @@ def engine_comparison(evals: pd.DataFrame) -> pd.DataFrame:
     frame = pd.DataFrame({"engine": named.where(named.notna(), UNKNOWN_ENGINE), "result": rows["result"]})
     table = _outcome_counts(frame, ["engine"]).rename(columns={"runs": "evaluations"})
     table = table.drop(columns=["failed", "skipped"]).set_index("engine")
-    green = time_to_green(evals).set_index("contract_id")
+    green = (time_to_green(evals) if to_green is None else to_green).set_index("contract_id")
     first = _first_evaluations(evals).set_index("contract_id")
     green["engine"] = contract_engines(evals).reindex(green.index)
     green["first_pass"] = (first["result"] == "pass").reindex(green.index).astype(np.int64)

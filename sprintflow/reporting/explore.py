@@ -134,7 +134,8 @@ def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
 def _evaluation_keys(evals: pd.DataFrame) -> np.ndarray:
     """One integer per evaluation: rows that share an eval id and a timestamp belong to one evaluation."""
     ids = _cat(evals["eval_id"], "").cat.codes.to_numpy().astype(np.int64)
-    stamps = pd.factorize(evals["timestamp"])[0].astype(np.int64)
+    instants = pd.to_datetime(evals["timestamp"], utc=True).dt.tz_localize(None).to_numpy().view(np.int64)
+    stamps = pd.factorize(instants)[0].astype(np.int64)
     return pd.factorize(ids * (int(stamps.max(initial=0)) + 2) + stamps)[0]
 
 
@@ -145,10 +146,28 @@ def _contract_names(evaluations: pd.DataFrame) -> set[str]:
 
 
 def _sum_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    table = frame.groupby(keys, sort=True, observed=True).sum().reset_index()
-    for key in keys:  # small now: plain text for the page
-        if isinstance(table[key].dtype, pd.CategoricalDtype):
-            table[key] = table[key].astype(object)
+    """Sums of the other columns per combination of ``keys`` that occurs, sorted by the keys.
+
+    Categorical keys are combined into one integer per row and summed with
+    numpy: a pandas group-by over six keys costs several times more on
+    millions of rows.
+    """
+    if frame.empty or not all(isinstance(frame[key].dtype, pd.CategoricalDtype) for key in keys):
+        table = frame.groupby(keys, sort=True, observed=True).sum().reset_index()
+        return table.astype({key: object for key in keys if isinstance(table[key].dtype, pd.CategoricalDtype)})
+    codes = [frame[key].cat.codes.to_numpy().astype(np.int64) for key in keys]
+    if any((code < 0).any() for code in codes):  # a null key: let pandas drop it, as it always did
+        table = frame.groupby(keys, sort=True, observed=True).sum().reset_index()
+        return table.astype({key: object for key in keys})
+    sizes = [len(frame[key].cat.categories) for key in keys]
+    combined = np.ravel_multi_index(codes, sizes)
+    groups, inverse = np.unique(combined, return_inverse=True)
+    table = pd.DataFrame({key: frame[key].cat.categories.to_numpy(dtype=object)[positions]
+                          for key, positions in zip(keys, np.unravel_index(groups, sizes), strict=True)})
+    for column in frame.columns.difference(keys, sort=False):
+        values = frame[column].to_numpy()
+        sums = np.bincount(inverse, weights=values, minlength=len(groups))
+        table[column] = sums.astype(values.dtype) if np.issubdtype(values.dtype, np.integer) else sums
     return table
 
 
@@ -252,28 +271,47 @@ def _outcomes(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
     return _sum_by(frame, ["day", "level", "name", "contract", "engine", "executor"])
 
 
+def _constant(value: str, index: pd.Index) -> pd.Series:
+    return pd.Series(pd.Categorical.from_codes(np.zeros(len(index), dtype=np.int64), categories=[value]), index=index)
+
+
+def _of_contracts(contracts: pd.Series, first: pd.DataFrame, column: str, missing: str) -> pd.Series:
+    """``first[column]`` (indexed by contract id) for each row's contract, as a categorical.
+
+    Looked up once per distinct contract, then spread by integer codes: no string hashing per row.
+    """
+    values = _cat(contracts, "")
+    source = _cat(first[column], missing)
+    categories = list(source.cat.categories)
+    if missing not in categories:
+        categories.append(missing)
+    position = first.index.get_indexer(values.cat.categories.astype(str))
+    per_contract = np.where(position >= 0, source.cat.codes.to_numpy()[position], categories.index(missing))
+    return pd.Series(pd.Categorical.from_codes(per_contract[values.cat.codes.to_numpy()], categories=categories),
+                     index=contracts.index)
+
+
 def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
     """Contracts and criteria by first-evaluation day and iterations to green."""
-    contract_rows = pd.DataFrame({
-        "day": _day(to_green["first_at"]), "level": "contract", "name": "",
-        "contract_id": to_green["contract_id"].astype(str),
-        "iterations": to_green["iterations_to_green"].fillna(NEVER).astype(np.int64),
-        "hours": to_green["hours_to_green"].fillna(0.0).astype(float)})
-    criterion_rows = pd.DataFrame({
-        "day": _day(criteria["first_at"]), "level": "criterion", "name": criteria["criterion"].astype(str),
-        "contract_id": criteria["contract_id"].astype(str),
-        "iterations": criteria["iterations_to_green"].fillna(NEVER).astype(np.int64),
-        "hours": ((criteria["green_at"] - criteria["first_at"]).dt.total_seconds() / 3600).fillna(0.0)})
-    frame = pd.concat([contract_rows.astype({"day": object}), criterion_rows.astype({"day": object})],
-                      ignore_index=True)
-    frame["engine"] = frame["contract_id"].map(first["engine"].astype(object)).fillna(r.UNKNOWN_ENGINE)
-    frame["executor"] = frame["contract_id"].map(first["executor"].astype(object)).fillna("(unknown)")
-    frame["contract"] = _bucket(frame["contract_id"], named)
-    frame["items"] = 1
-    frame = frame.drop(columns="contract_id")
-    for column in ("day", "level", "name", "engine", "executor"):
-        frame[column] = _cat(frame[column], "")
-    return _sum_by(frame, ["day", "level", "name", "contract", "engine", "executor", "iterations"])
+    keys = ["day", "level", "name", "contract", "engine", "executor", "iterations"]
+
+    def cube(level: str, names: pd.Series, contracts: pd.Series, first_at: pd.Series, iterations: pd.Series,
+             hours: pd.Series) -> pd.DataFrame:
+        frame = pd.DataFrame({
+            "day": _day(first_at), "level": _constant(level, first_at.index), "name": names,
+            "contract": _bucket(contracts, named),
+            "engine": _of_contracts(contracts, first, "engine", r.UNKNOWN_ENGINE),
+            "executor": _of_contracts(contracts, first, "executor", "(unknown)"),
+            "iterations": _cat(iterations.fillna(NEVER).astype(np.int64)), "items": 1,
+            "hours": hours.fillna(0.0).astype(float)})
+        return _sum_by(frame, keys)
+
+    contracts = cube("contract", _constant("", to_green.index), to_green["contract_id"], to_green["first_at"],
+                     to_green["iterations_to_green"], to_green["hours_to_green"])
+    criterion_hours = (criteria["green_at"] - criteria["first_at"]).dt.total_seconds() / 3600
+    per_criterion = cube("criterion", _cat(criteria["criterion"], ""), criteria["contract_id"], criteria["first_at"],
+                         criteria["iterations_to_green"], criterion_hours)
+    return pd.concat([contracts, per_criterion], ignore_index=True)
 
 
 def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]
@@ -289,10 +327,9 @@ def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataF
     costs = _sum_by(costs, keys).set_index(keys)
     started = _sum_by(first[keys].assign(sprints=1).reset_index(drop=True), keys).set_index(keys)
     green = criteria.dropna(subset=["green_at"])
-    ids = green["contract_id"].astype(str)
     passed = pd.DataFrame({"day": _day(green["green_at"]), "contract": _bucket(green["contract_id"], named),
-                           "engine": _cat(ids.map(first["engine"].astype(object)), r.UNKNOWN_ENGINE),
-                           "executor": _cat(ids.map(first["executor"].astype(object)), "(unknown)"),
+                           "engine": _of_contracts(green["contract_id"], first, "engine", r.UNKNOWN_ENGINE),
+                           "executor": _of_contracts(green["contract_id"], first, "executor", "(unknown)"),
                            "criteria_green": 1})
     passed = _sum_by(passed, keys).set_index(keys)
     table = costs.join([started, passed], how="outer").fillna(0)
@@ -309,30 +346,30 @@ def _flips(history: History, first: pd.DataFrame, named: set[str]) -> pd.DataFra
     strategies = evals.loc[(evals["kind"] == "strategy") & evals["result"].isin(["pass", "fail"])
                            & evals["workspace_hash"].notna() & ~evals["cached"].eq(True),
                            ["name", "workspace_hash", "result", "timestamp", "contract_id", "executor"]]
-    frames = []
-    for level, rows, name in (("test", tests, "test"), ("strategy", strategies, "name")):
-        passed = rows["passed"] if level == "test" else rows["result"] == "pass"
-        frame = pd.DataFrame({"name": _cat(rows[name]).cat.codes, "hash": _cat(rows["workspace_hash"]).cat.codes,
-                              "passed": passed.astype(bool).to_numpy(),
-                              "at": pd.to_datetime(rows["timestamp"], utc=True),
-                              "label": _cat(rows[name]), "contract_id": rows["contract_id"].astype(str),
-                              "executor": _cat(rows["executor"], "(unknown)")})
-        frame = frame[frame.duplicated(["name", "hash"], keep=False)].sort_values(["name", "hash", "at"],
-                                                                                 kind="stable")
-        same = (frame["name"].diff().eq(0) & frame["hash"].diff().eq(0)).to_numpy()
-        flipped = frame["passed"].ne(frame["passed"].shift()).to_numpy()
-        frame = frame[same].assign(comparisons=1, flips=flipped[same].astype(np.int64), level=level)
-        frames.append(frame)
-    frame = pd.concat([f.astype({"label": object, "executor": object}) for f in frames], ignore_index=True)
-    tests_seen = frame.loc[frame["level"] == "test", "label"]
-    if tests_seen.nunique() > TEST_LIMIT:
-        flipping = frame[frame["level"] == "test"].groupby("label")["flips"].sum().nlargest(TEST_LIMIT).index
-        frame = frame[(frame["level"] != "test") | frame["label"].isin(flipping)]
-    out = pd.DataFrame({"day": _day(frame["at"]), "level": _cat(frame["level"]), "name": _cat(frame["label"]),
-                        "contract": _bucket(frame["contract_id"], named),
-                        "engine": _cat(frame["contract_id"].map(first["engine"].astype(object)), r.UNKNOWN_ENGINE),
-                        "executor": _cat(frame["executor"]), "comparisons": frame["comparisons"],
-                        "flips": frame["flips"]})
+    tests = tests.assign(result=tests["passed"].map({True: "pass", False: "fail"}), name=tests["test"])
+    return pd.concat([_flip_cube(level, rows, first, named) for level, rows in (("test", tests),
+                                                                               ("strategy", strategies))],
+                     ignore_index=True)
+
+
+def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+    """One level of :func:`_flips`: runs in time order within each (name, hash); a changed outcome is a flip."""
+    names = _cat(rows["name"])
+    frame = pd.DataFrame({"name": names.cat.codes.to_numpy(), "hash": _cat(rows["workspace_hash"]).cat.codes.to_numpy(),
+                          "passed": (rows["result"] == "pass").to_numpy(),
+                          "at": pd.to_datetime(rows["timestamp"], utc=True)}, index=rows.index)
+    frame = frame[frame.duplicated(["name", "hash"], keep=False)].sort_values(["name", "hash", "at"], kind="stable")
+    same = (frame["name"].diff().eq(0) & frame["hash"].diff().eq(0)).to_numpy()
+    flipped = frame["passed"].ne(frame["passed"].shift()).to_numpy()
+    kept = frame.index[same]
+    out = pd.DataFrame({"day": _day(frame.loc[kept, "at"]), "level": _constant(level, kept),
+                        "name": names.loc[kept], "contract": _bucket(rows.loc[kept, "contract_id"], named),
+                        "engine": _of_contracts(rows.loc[kept, "contract_id"], first, "engine", r.UNKNOWN_ENGINE),
+                        "executor": _cat(rows.loc[kept, "executor"], "(unknown)"), "comparisons": 1,
+                        "flips": flipped[same].astype(np.int64)}, index=kept)
+    if level == "test" and out["name"].nunique() > TEST_LIMIT:  # the tests that flipped most
+        flipping = out.groupby("name", observed=True)["flips"].sum().nlargest(TEST_LIMIT).index
+        out = out[out["name"].isin(flipping)]
     return _sum_by(out, ["day", "level", "name", "contract", "engine", "executor"])
 
 

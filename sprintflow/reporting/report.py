@@ -82,7 +82,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "strategy-pass-rate-by-week": r.pass_rate_by_week(evals),
         "time-to-green": to_green,
         "criterion-pass-rate": r.criterion_pass_rate(evals),
-        "criterion-time-to-green": r.criterion_time_to_green(evals),
+        "criterion-time-to-green": r.criterion_time_to_green(evals, greens=criterion_greens),
         "criteria-coverage-summary": r.coverage_summary(coverage),
         "criteria-coverage": coverage,
         "flaky-strategies": r.flaky_strategies(evals),
@@ -95,8 +95,8 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "score-trends": r.score_trends(history.scores),
         "score-epochs": r.score_epochs(history.scores),
         "cost-per-sprint": r.cost_per_sprint(evals),
-        "cost-over-time": r.cost_over_time(evals),
-        "engine-comparison": r.engine_comparison(evals),
+        "cost-over-time": r.cost_over_time(evals, greens=criterion_greens),
+        "engine-comparison": r.engine_comparison(evals, to_green=to_green),
         "testrun-trends": r.testrun_trends(history.testruns),
     }
     kinds = evals["kind"].value_counts()

@@ -277,3 +277,11 @@ def test_unit_test_rows_read_each_test_of_each_run(tmp_path):
     assert sorted(zip(frame.test, frame.passed, strict=True)) == [
         ("a > adds", True), ("a > lists", True), ("a > rejects empty", False)]
     assert set(frame.run_id) == {"run-1"} and str(frame.recorded_at.dtype).startswith("datetime64")
+
+
+def test_a_slice_of_a_frame_without_every_column_appends_its_rows_once(tmp_path):
+    frame = pd.DataFrame(rows_for(make_eval()) * 3).drop(columns=["test_run", "engine"])
+    frame["recorded_at"] = pd.Timestamp("2026-05-13 10:32", tz="UTC")
+    append_rows(tmp_path, EVALS, frame.iloc[4:8])  # an index that does not start at 0
+    back = read_table(tmp_path, EVALS)
+    assert len(back) == 4 and back["kind"].notna().all() and back["test_run"].isna().all()
