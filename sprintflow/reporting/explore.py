@@ -492,19 +492,11 @@ def _excerpt(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as compact JSON-ready dicts: NaN as None, numpy scalars as Python numbers."""
-    out = []
-    columns = list(frame.columns)
-    for row in frame.itertuples(index=False, name=None):
-        out.append({c: _plain(v) for c, v in zip(columns, row, strict=True)})
-    return out
+    """Rows as compact JSON-ready dicts: NaN as None, floats to 6 decimals, numpy scalars as Python values.
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, float):
-        return round(value, 6)
-    return value
+    Example:
+        >>> records(pd.DataFrame({"day": ["2026-01-05"], "rate": [1 / 3], "runs": [3], "cost": [float("nan")]}))
+        [{'day': '2026-01-05', 'rate': 0.333333, 'runs': 3, 'cost': None}]
+    """
+    rounded = frame.round(6).astype(object)
+    return rounded.where(frame.notna(), None).to_dict("records")
