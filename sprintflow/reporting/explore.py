@@ -124,10 +124,10 @@ def _day(timestamps: pd.Series) -> pd.Series:
 def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
     """Contract ids, with those not in ``named`` grouped as :data:`OTHER_CONTRACTS` (recoded, not copied)."""
     values = _cat(contracts, OTHER_CONTRACTS)
-    categories = values.cat.categories.astype(str)
-    mapped = np.where(categories.isin(list(named)), categories, OTHER_CONTRACTS)
-    kept, inverse = np.unique(mapped, return_inverse=True)
-    return pd.Series(pd.Categorical.from_codes(inverse[values.cat.codes.to_numpy()], categories=kept),
+    kept = pd.Index(sorted(named) + [OTHER_CONTRACTS])
+    per_category = kept.get_indexer(values.cat.categories.astype(str))  # a few hundred names to look up
+    per_category[per_category < 0] = len(kept) - 1
+    return pd.Series(pd.Categorical.from_codes(per_category[values.cat.codes.to_numpy()], categories=kept),
                      index=contracts.index)
 
 
