@@ -133,9 +133,6 @@ def _unit_test_frame(documents: list[tuple[dict[str, Any], datetime]]) -> pd.Dat
 
 def testrun_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
     """One row per test run in ``.sprintflow/runs/<runId>/result.json`` (recorded_at = file time).
-
-    Example:
-        >>> testrun_rows(".")[["run_id", "failed", "crashed"]]  # doctest: +SKIP
     """
     return _testrun_frame(_test_run_documents(workspace, [] if problems is None else problems))
 
@@ -145,9 +142,6 @@ def unit_test_rows(workspace: Path | str, problems: list[str] | None = None) -> 
 
     A run's ``passed_tests`` are its passes, its ``failures`` its failures;
     skipped tests are not listed in a TestRun, so they have no row.
-
-    Example:
-        >>> unit_test_rows(".").groupby("test").passed.mean()  # doctest: +SKIP
     """
     return _unit_test_frame(_test_run_documents(workspace, [] if problems is None else problems))
 

@@ -737,9 +737,6 @@ def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
         ``test, runs, repeated_hashes, flaky_hashes, comparisons, flips, flip_rate, ci_low, ci_high,
         last_seen``, flakiest first (then by the interval's lower bound); only tests run more than
         once on one hash.
-
-    Example:
-        >>> flaky_tests(history.evals, history.tests).head(10)  # doctest: +SKIP
     """
     linked = tests_with_hashes(evals, tests)
     linked = linked[linked["workspace_hash"].notna()]
@@ -778,9 +775,6 @@ def score_epochs(scores: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``recorded_at, skill, prompt_version, epochs, pass_at_1, pass_at_k, pass_hat_k, flaky_cases,
         min_epoch_score, max_epoch_score``, oldest first.
-
-    Example:
-        >>> score_epochs(history.scores).tail(1)  # doctest: +SKIP
     """
     columns = ["recorded_at", "skill", "prompt_version", "epochs", "pass_at_1", "pass_at_k", "pass_hat_k",
                "flaky_cases", "min_epoch_score", "max_epoch_score"]

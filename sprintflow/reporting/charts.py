@@ -297,9 +297,6 @@ def testrun_chart(trends: pd.DataFrame) -> Figure | None:
 
 def criterion_trend_chart(trend: pd.DataFrame) -> Figure | None:
     """One line per criterion id: its pass rate per period (``criterion_pass_rate``).
-
-    Example:
-        >>> criterion_trend_chart(criterion_pass_rate(evals))  # doctest: +SKIP
     """
     if trend.empty:
         return None
@@ -314,9 +311,6 @@ def criterion_trend_chart(trend: pd.DataFrame) -> Figure | None:
 
 def cost_trend_chart(costs: pd.DataFrame) -> Figure | None:
     """Cost per sprint and per passed criterion, per period (``cost_over_time``); None without costs.
-
-    Example:
-        >>> cost_trend_chart(cost_over_time(evals))  # doctest: +SKIP
     """
     if costs.empty or costs["cost_usd"].notna().sum() == 0:
         return None
@@ -332,9 +326,6 @@ def cost_trend_chart(costs: pd.DataFrame) -> Figure | None:
 
 def engine_chart(engines: pd.DataFrame) -> Figure | None:
     """Engine A vs engine B: evaluation pass rate and sprints green, with intervals (``engine_comparison``).
-
-    Example:
-        >>> engine_chart(engine_comparison(evals))  # doctest: +SKIP
     """
     if engines.empty:
         return None
@@ -355,9 +346,6 @@ def engine_chart(engines: pd.DataFrame) -> Figure | None:
 
 def flaky_tests_chart(flaky: pd.DataFrame, top: int = 15) -> Figure | None:
     """The flakiest tests' flip rates with their intervals (``flaky_tests``).
-
-    Example:
-        >>> flaky_tests_chart(flaky_tests(history.evals, history.tests))  # doctest: +SKIP
     """
     shown = flaky.head(top)
     if shown.empty:

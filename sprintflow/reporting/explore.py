@@ -25,7 +25,6 @@ frames, except :func:`eval_details`, which reads the EvalResult files it names.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,10 +193,6 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
         to_green, criterion_greens: :func:`~sprintflow.reporting.analytics.time_to_green` and
             :func:`~sprintflow.reporting.analytics.criterion_greens` of the same history, when the caller
             has them already (they are the costly part).
-
-    Example:
-        >>> data = build_page_data(load_history(workspace), workspace=workspace)  # doctest: +SKIP
-        >>> data.outcomes.groupby("level")[["passed", "failed"]].sum()  # doctest: +SKIP
     """
     evals = history.evals
     to_green = r.time_to_green(evals) if to_green is None else to_green

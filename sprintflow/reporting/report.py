@@ -66,9 +66,6 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         workspace: the workspace reported on; its EvalResult files give the drill-down its details.
         since: the ``--since`` bound the history was read with, for the page's header.
         page: also build the interactive page's data (the costly part on a big history).
-
-    Example:
-        >>> build_report(load_history("."), workspace=".").tables["flaky-tests"].head()  # doctest: +SKIP
     """
     evals, bugs = history.evals, history.bugs
     coverage = r.criteria_coverage(evals)

@@ -502,11 +502,6 @@ def _section(title: str, *charts: Part) -> Spec:
 
 def page_spec(data: PageData, *, initial_rows: int = 15) -> dict[str, Any]:
     """The whole page as one Vega-Lite specification, with the cubes as named datasets.
-
-    Example:
-        >>> spec = page_spec(build_page_data(history))  # doctest: +SKIP
-        >>> sorted(spec["datasets"])  # doctest: +SKIP
-        ['activity', 'bugs', 'coverage', 'flips', 'greens', 'outcomes', 'scores']
     """
     def bound(signal: str, value: Any, label: str, **binding: Any) -> Spec:
         return {"name": signal, "value": value, "bind": {**binding, "name": label, "element": "#filters"}}
