@@ -81,8 +81,8 @@ class PageData:
     """``day, level, name, contract, engine, executor, comparisons, flips``: re-runs on an unchanged
     content hash, per test (level ``test``) and per strategy (level ``strategy``), on the later run's day."""
     coverage: pd.DataFrame
-    """``day, method, contract, engine, executor, passed, failed, skipped``: criterion results by
-    verification method."""
+    """``day, method, name, contract, engine, executor, passed, failed, skipped``: criterion results by
+    verification method (``name``: the criterion id)."""
     bugs: pd.DataFrame
     """``day, contract, opened, fixed, reopened``: bug events by day and unit."""
     scores: pd.DataFrame
@@ -371,9 +371,9 @@ def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[s
 def _coverage(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
     is_criterion = (evals["kind"] == "criterion").to_numpy()
     rows = evals.loc[is_criterion]
-    frame = pd.DataFrame({"method": _cat(rows["method"], "(unknown)"), **attributes.loc[is_criterion],
-                          **_counts(rows["result"])})
-    return _sum_by(frame, ["day", "method", "contract", "engine", "executor"])
+    frame = pd.DataFrame({"method": _cat(rows["method"], "(unknown)"), "name": _cat(rows["name"], ""),
+                          **attributes.loc[is_criterion], **_counts(rows["result"])})
+    return _sum_by(frame, ["day", "method", "name", "contract", "engine", "executor"])
 
 
 def _bugs(bugs: pd.DataFrame, named: set[str]) -> pd.DataFrame:

@@ -119,8 +119,11 @@ def render_html(report: Report) -> str:
         f"{html.escape(report.generated_at)}{since} · {counts}</p>"
         f'<pre class="summary">{html.escape(report.summary_text())}</pre></header>'
         f'<div id="filters"></div>'
-        f'<main><p class="note">Every chart and table follows the filters above. Rates are passed / (passed + '
-        f'failed) with 95% Wilson intervals; skipped results are counted apart.{contracts}</p>'
+        f'<main><p class="note">Every chart and table follows the filters above that apply to it: the strategy '
+        f'and criterion filters narrow what is counted by strategy or criterion (and the headline), the scorer '
+        f'follows the dates only (it runs apart from contracts and engines), bugs the dates and the contract. '
+        f'Rates are passed / (passed + failed) with 95% Wilson intervals; skipped results are counted apart.'
+        f'{contracts}</p>'
         f'<div id="charts">{charts}</div></main>'
         '<section id="drill" hidden><h2></h2><p class="note count"></p><table><thead><tr><th>when (UTC)</th>'
         "<th>contract</th><th>iteration</th><th>engine</th><th>executor</th><th>picked</th><th>evaluation</th>"

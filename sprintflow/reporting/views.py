@@ -443,7 +443,7 @@ def _flaky(level: str, title: str, heading: str) -> Spec:
 
 
 def _coverage() -> alt.Chart:
-    return (_data("coverage").transform_filter(_where("contract", "engine", "executor"))
+    return (_data("coverage").transform_filter(_where("contract", "engine", "executor", name="criterion"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)", groupby=["method"])
             .transform_fold(["passed", "failed", "skipped"], as_=["outcome", "results"])
             .mark_bar().encode(
