@@ -4,7 +4,7 @@
 (function () {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
-  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY} = read("sprintflow-config");
+  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED} = read("sprintflow-config");
   const DAY = 864e5, LIMIT = 200;
   const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
   const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
@@ -54,7 +54,8 @@
       drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;
       drill.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} of the sampled evaluations match` +
         (rows.length > LIMIT ? `; the first ${LIMIT} are listed` : "") +
-        ` (the report keeps the newest ${PER_DAY} per day and result). Click one to open it.`;
+        ` (the report keeps the newest ${PER_DAY} per day and result` +
+        (TRIMMED ? ", and only the most recent of those that fit in the page" : "") + "). Click one to open it.";
       drill.querySelector("tbody").innerHTML = rows.slice(0, LIMIT).map((r) => `<tr data-key="${esc(r.key)}">
         <td>${esc(r.at)}</td><td>${esc(r.contract_id)}</td><td>${r.iteration}</td><td>${esc(r.engine)}</td>
         <td>${esc(r.executor)}</td><td>${outcome(own(r))}</td><td>${outcome(r.result)}</td>

@@ -29,7 +29,11 @@ from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
 from sprintflow.reporting.report import Report
 from sprintflow.reporting.views import PICKS, page_spec
 
-__all__ = ["render_html", "vega_bundle"]
+__all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]
+
+PAGE_LIMIT = 9_500_000
+"""Bytes the page may take. The cubes are exact and always fit; past this, the drill-down
+sample loses its oldest evaluations (and their details) until the page fits, and says so."""
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f}
@@ -85,6 +89,19 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
 
 
+def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], room: int
+         ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The newest sampled evaluations (the sample is newest first) whose JSON, with their details, fits ``room``."""
+    used, kept = 0, 0
+    for record in evaluations:
+        used += len(_json(record)) + len(_json(details.get(record["key"], {}))) + 2
+        if used > room:
+            break
+        kept += 1
+    shown = evaluations[:kept]
+    return shown, {r["key"]: details[r["key"]] for r in shown if r["key"] in details}
+
+
 def render_html(report: Report) -> str:
     """The whole report as one self-contained, interactive HTML document.
     """
@@ -97,9 +114,13 @@ def render_html(report: Report) -> str:
         script = ""
     else:
         charts = ""
-        data = {"spec": page_spec(page), "evaluations": page.evaluations, "details": page.details}
         bundled = f"<script>{vega_bundle()}</script>"
-        config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY}
+        spec = page_spec(page)
+        room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
+        evaluations, details = _fit(page.evaluations, page.details, room)
+        data = {"spec": spec, "evaluations": evaluations, "details": details}
+        config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY,
+                  "trimmed": len(evaluations) < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
         script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
                   f"{bundled}<script>{drill}</script>")

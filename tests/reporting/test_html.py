@@ -213,3 +213,21 @@ def test_the_page_is_one_file_without_a_single_network_reference(tmp_path, monke
     spec = json.loads(text.split('id="sprintflow-spec">', 1)[1].split("</script>", 1)[0])
     assert set(spec["datasets"]) == {"outcomes", "greens", "activity", "flips", "coverage", "bugs", "scores"}
     assert "url" not in json.dumps({k: v for k, v in spec.items() if k != "datasets"})
+
+
+def test_a_page_over_its_budget_drops_the_oldest_sampled_evaluations_not_the_numbers(tmp_path, monkeypatch):
+    from sprintflow.reporting import html as page_module
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
+    report = build_report(load_history(workspace), workspace=str(workspace))
+    full = page_module.render_html(report)
+    embedded = json.loads(full.split('id="sprintflow-evaluations">', 1)[1].split("</script>", 1)[0])
+    assert len(embedded) == len(report.page.evaluations) > 100
+    monkeypatch.setattr(page_module, "PAGE_LIMIT", len(full.encode()) - 40_000)
+    trimmed = page_module.render_html(report)
+    kept = json.loads(trimmed.split('id="sprintflow-evaluations">', 1)[1].split("</script>", 1)[0])
+    assert 0 < len(kept) < len(embedded) and kept == embedded[:len(kept)]  # the newest stay
+    assert len(trimmed.encode()) <= page_module.PAGE_LIMIT
+    assert '"trimmed":true' in trimmed and trimmed.split('id="sprintflow-spec">')[1].split("</script>")[0] == \
+        full.split('id="sprintflow-spec">')[1].split("</script>")[0]  # every cube, and so every number, intact
