@@ -96,11 +96,6 @@ def score_flow(skill: str, root: str = ".", cases: str | None = None, prompt: st
     Parameters are plain strings and numbers so a deployment (e.g. nightly
     scoring) can set them from the UI. Bad input fails the run before any engine call.
     ``epochs`` runs every case that many times (see ``merge_epochs``).
-
-    Example:
-        >>> report = score_flow("triage", root="examples/scoring", engine="python3 stub_engine.py")
-        >>> report.score
-        1.0
     """
     concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
     if not 1 <= epochs <= MAX_EPOCHS:
@@ -119,10 +114,6 @@ def compare_flow(skill: str, prompt_a: str, prompt_b: str, root: str = ".", case
                  engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
                  persist: bool = True) -> CompareReport:
     """Score two prompt versions on the same cases and test whether B is really better (McNemar).
-
-    Example:
-        >>> compare_flow("triage", "prompts/triage.md", "prompts/triage-v2.md").mcnemar.verdict
-        'no-significant-difference'
     """
     concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
     run_a = prepare_run(skill, root=root, cases=cases, prompt=prompt_a, engine=engine, timeout=timeout)

@@ -206,9 +206,6 @@ class ScoreReport(Document):
 
     def to_json(self, *, timings: bool = True) -> str:
         """The report as indented JSON; ``timings=False`` leaves out the ``timing`` section.
-
-        Example:
-            >>> report.to_json(timings=False)  # identical for identical engine answers
         """
         exclude = None if timings else {"timing"}
         return self.model_dump_json(by_alias=True, indent=2, exclude=exclude) + "\n"

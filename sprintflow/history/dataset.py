@@ -95,7 +95,11 @@ def write_parquet(table: pa.Table, path: Path | str) -> None:
     """Write ``table`` to ``path`` atomically (zstd-compressed Parquet).
 
     Example:
-        >>> write_parquet(pa.table({"a": [1]}), "out/a.parquet")
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "a.parquet"
+        >>> write_parquet(pa.table({"a": [1, 2]}), path)
+        >>> pq.read_table(path).num_rows
+        2
     """
     atomic_write(path, lambda handle: pq.write_table(table, handle, compression="zstd"))
 
@@ -123,10 +127,6 @@ def append_rows(directory: Path | str, table_name: str, rows: list[dict[str, Any
 
     The ``evals`` table has a fixed schema (:data:`EVAL_SCHEMA`); other tables
     take the types of their rows. Returns the new file, or None for no rows.
-
-    Example:
-        >>> append_rows(WorkspaceLayout(Path(".")).history_dir, EVALS, eval_rows(result, ...)).name
-        'part-20260513T103100123456Z-1f2e3d4c5b6a.parquet'
     """
     if len(rows) == 0:
         return None
@@ -151,10 +151,6 @@ def compact(directory: Path | str, table_name: str, *, min_files: int = 2) -> Pa
     is no need for a second one). The merged file is written atomically and
     names its sources in its metadata before they are removed, so a reader in
     between never counts a row twice.
-
-    Example:
-        >>> compact(WorkspaceLayout(Path(".")).history_dir, EVALS).name
-        'part-20260513T103100123456Z-1f2e3d4c5b6a-compacted.parquet'
     """
     folder = Path(directory) / table_name
     if not folder.is_dir():
@@ -221,9 +217,6 @@ def read_table(directory: Path | str, table_name: str, since: datetime | str | N
     sorted categories: a million rows repeat few distinct values, and filtering
     or grouping integer codes is much cheaper than copying strings. An empty or
     missing table gives an empty frame with the table's columns.
-
-    Example:
-        >>> read_table(WorkspaceLayout(Path(".")).history_dir, EVALS, since="2026-05-01").result.value_counts()
     """
     folder = Path(directory) / table_name
     schema = _SCHEMAS.get(table_name)

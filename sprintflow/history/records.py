@@ -65,10 +65,16 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
         duration_ms: the evaluation's wall time, when known.
 
     Example:
-        >>> rows = eval_rows(result, workspace_hash="3f9a…", git_sha=None, executor="local",
-        ...                  image=None, run_id="r1")
-        >>> [r["kind"] for r in rows][:2]
-        ['evaluation', 'strategy']
+        >>> result = EvalResult.model_validate({
+        ...     "evalId": "eval-c-1", "contractId": "c", "specId": "s", "timestamp": "2026-05-13T10:31:00Z",
+        ...     "iteration": 1, "overallResult": "pass", "summary": "Sprint 1 PASSED.",
+        ...     "score": dict.fromkeys(["criteriaTotal", "criteriaPassed", "criteriaFailed", "criteriaSkipped",
+        ...                             "requiredPassed", "requiredFailed", "requiredTotal"], 0),
+        ...     "strategyResults": [{"strategy": "lint", "required": True, "result": "pass"}]})
+        >>> rows = eval_rows(result, workspace_hash="3f9a", git_sha=None, executor="local", image=None,
+        ...                  run_id="r1")
+        >>> [(r["kind"], r.get("name"), r["result"]) for r in rows]
+        [('evaluation', None, 'pass'), ('strategy', 'lint', 'pass')]
     """
     methods = methods or {}
     base = {
@@ -110,8 +116,15 @@ def record_evaluation(workspace: Path | str, eval_result: EvalResult, *, content
     ``.sprintflow/contracts/<contractId>.json``) itself.
 
     Example:
-        >>> record_evaluation(plan.workspace, result, content_hash=plan.content_hash,
-        ...                   executor="docker", image="sprintflow-sandbox:latest", run_id="f3c…")
+        >>> import tempfile
+        >>> result = EvalResult.model_validate({
+        ...     "evalId": "eval-c-1", "contractId": "c", "specId": "s", "timestamp": "2026-05-13T10:31:00Z",
+        ...     "iteration": 1, "overallResult": "pass", "summary": "Sprint 1 PASSED.",
+        ...     "score": dict.fromkeys(["criteriaTotal", "criteriaPassed", "criteriaFailed", "criteriaSkipped",
+        ...                             "requiredPassed", "requiredFailed", "requiredTotal"], 0)})
+        >>> record_evaluation(tempfile.mkdtemp(), result, content_hash="3f9a", executor="local", image=None,
+        ...                   run_id="r1").parent.name
+        'evals'
     """
     workspace = Path(workspace).resolve()
     rows = eval_rows(eval_result, workspace_hash=content_hash, git_sha=head_sha(workspace),

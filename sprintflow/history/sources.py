@@ -61,9 +61,6 @@ def bug_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.Dat
     """One row per line of ``.sprintflow/bugs.ndjson`` (open, transition, reopen events).
 
     Torn or invalid lines are skipped and described in ``problems``.
-
-    Example:
-        >>> bug_rows(".").groupby("event").size()
     """
     problems = [] if problems is None else problems
     records = ({**r, "bug_id": r.get("id")} for r in
@@ -73,9 +70,6 @@ def bug_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.Dat
 
 def score_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
     """One row per scoring run, from the scorer's ``.sprintflow/history/scores.ndjson``.
-
-    Example:
-        >>> score_rows(".")[["skill", "score"]].tail(1)
     """
     problems = [] if problems is None else problems
     # The scorer writes camelCase (ScoreHistoryRow); the history speaks snake_case.
@@ -152,9 +146,6 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
 
     Evaluations written before the history existed (or by another tool) still
     count; what the file does not say (hash, executor) stays empty.
-
-    Example:
-        >>> eval_file_rows(".", known_ids=set(history.evals.eval_id)).eval_id.nunique()
     """
     problems = [] if problems is None else problems
     workspace = Path(workspace).resolve()
@@ -202,10 +193,6 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
         since: keep only what happened at or after this date or time (UTC unless given).
         directory: the history folder (default: the workspace's history folder).
         columns: the ``evals`` columns to load (default all); fewer columns, less memory.
-
-    Example:
-        >>> history = load_history(".", since="2026-05-01")
-        >>> len(history.evals), len(history.bugs), history.problems
     """
     workspace = Path(workspace)
     if not workspace.is_dir():

@@ -157,9 +157,6 @@ def pass_rate_by_strategy(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         One row per strategy: ``strategy, runs, passed, failed, skipped, pass_rate, ci_low, ci_high``,
         worst pass rate first.
-
-    Example:
-        >>> pass_rate_by_strategy(history.evals)[["strategy", "pass_rate"]].head(1)
     """
     strategies = _kind(evals, "strategy", "name", "result").rename(columns={"name": "strategy"})
     table = _outcome_counts(strategies, ["strategy"])
@@ -171,9 +168,6 @@ def pass_rate_by_week(evals: pd.DataFrame, *, by_strategy: bool = True, freq: st
 
     Returns:
         ``week, [strategy,] runs, passed, failed, skipped, pass_rate, ci_low, ci_high``.
-
-    Example:
-        >>> pass_rate_by_week(history.evals, by_strategy=False).tail(4)
     """
     rows = _kind(evals, "strategy" if by_strategy else "evaluation", "name", "result", "timestamp")
     frame = pd.DataFrame({"week": period_start(rows["timestamp"], freq), "result": rows["result"]})
@@ -196,10 +190,6 @@ def first_pass_yield(evals: pd.DataFrame, *, freq: str | None = None) -> pd.Data
 
     Returns:
         ``[week,] contracts, first_pass, yield, ci_low, ci_high``.
-
-    Example:
-        >>> first_pass_yield(history.evals)["yield"].iloc[0]
-        0.5
     """
     first = _first_evaluations(evals)
     frame = pd.DataFrame({"contracts": 1, "first_pass": (first["result"] == "pass").astype(np.int64)},
@@ -221,10 +211,6 @@ def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``contract_id, spec_id, evaluations, iterations, green, iterations_to_green,
         first_at, green_at, hours_to_green``, in order of first evaluation.
-
-    Example:
-        >>> time_to_green(history.evals).iterations_to_green.median()
-        2.0
     """
     rows = _kind(evals, "evaluation", "contract_id", "spec_id", "iteration", "result", "timestamp")
     grouped = rows.groupby("contract_id", sort=False)
@@ -254,9 +240,6 @@ def criteria_coverage(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``contract_id, criterion, method, required, evaluations, passed, failed, skipped,
         automatic, exercised, ever_passed``.
-
-    Example:
-        >>> criteria_coverage(history.evals).query("not exercised")
     """
     rows = _kind(evals, "criterion", "contract_id", "name", "method", "required", "result")
     rows = rows.rename(columns={"name": "criterion"})
@@ -285,9 +268,6 @@ def coverage_summary(coverage: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``measure, criteria, share`` rows: automatic, manual, unknown method,
         never exercised, never passing.
-
-    Example:
-        >>> coverage_summary(criteria_coverage(history.evals)).set_index("measure").share["manual"]
     """
     automatic = coverage["automatic"]
     counts = {
@@ -312,10 +292,6 @@ def flaky_strategies(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``strategy, repeated_hashes`` (hashes run more than once), ``flaky_hashes`` (with both
         outcomes), ``runs``, ``flips``, ``flip_rate`` (flips / comparisons); flakiest first.
-
-    Example:
-        >>> flaky_strategies(history.evals).query("flips > 0").strategy.tolist()
-        ['playwright', 'unit-test']
     """
     rows = _kind(evals, "strategy", "name", "result", "workspace_hash", "cached", "timestamp")
     rows = rows[rows["result"].isin(["pass", "fail"]) & rows["workspace_hash"].notna()
@@ -344,9 +320,6 @@ def regressions_over_time(evals: pd.DataFrame, *, freq: str = "W") -> pd.DataFra
     Returns:
         ``week, evaluations, with_regressions, regressions, share`` (evaluations with at
         least one regression / evaluations).
-
-    Example:
-        >>> regressions_over_time(history.evals).regressions.sum()
     """
     rows = _kind(evals, "evaluation", "regressions", "timestamp")
     found = rows["regressions"].fillna(0).astype(np.int64)
@@ -362,9 +335,6 @@ def bug_activity(bugs: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, opened, fixed, reopened``.
-
-    Example:
-        >>> bug_activity(history.bugs).sum(numeric_only=True)
     """
     frame = pd.DataFrame({
         "week": period_start(bugs["updated_at"], freq),
@@ -380,9 +350,6 @@ def time_to_fix(bugs: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``bug_id, opened_at, fixed_at, hours``, one row per move to ``fixed``.
-
-    Example:
-        >>> time_to_fix(history.bugs).hours.mean()
     """
     events = bugs.sort_values(["bug_id", "updated_at"], kind="stable")
     opened = events["updated_at"].where(events["event"].isin(["open", "reopen"]))
@@ -399,9 +366,6 @@ def bug_summary(bugs: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         One row: ``bugs, opened, fixed, reopened, open_now, mean_hours_to_fix``.
-
-    Example:
-        >>> bug_summary(history.bugs).open_now.iloc[0]
     """
     activity = bug_activity(bugs).sum(numeric_only=True)
     last = bugs.sort_values("updated_at", kind="stable").drop_duplicates("bug_id", keep="last")
@@ -424,9 +388,6 @@ def score_trends(scores: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, skill, prompt_version, runs, score`` (mean), ``min_score, max_score``.
-
-    Example:
-        >>> score_trends(history.scores).query("skill == 'triage'").tail(2)
     """
     frame = pd.DataFrame({"week": period_start(scores["recorded_at"], freq), "skill": scores["skill"],
                           "prompt_version": _prompt_version(scores), "score": scores["score"]})
@@ -440,9 +401,6 @@ def score_by_prompt(scores: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``skill, prompt_version, runs, score, first_seen, last_seen``, by skill then first seen.
-
-    Example:
-        >>> score_by_prompt(history.scores)
     """
     frame = scores.assign(prompt_version=_prompt_version(scores))
     table = frame.groupby(["skill", "prompt_version"]).agg(
@@ -456,9 +414,6 @@ def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``contract_id, evaluations, tokens, cost_usd, cost_per_evaluation``, costliest first.
-
-    Example:
-        >>> cost_per_sprint(history.evals).cost_usd.sum()
     """
     rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd")
     grouped = rows.groupby("contract_id")
@@ -475,9 +430,6 @@ def testrun_trends(testruns: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, runs, crashed, tests, failed, failure_rate, acceptance_coverage`` (mean).
-
-    Example:
-        >>> testrun_trends(history.testruns).failure_rate.iloc[-1]
     """
     frame = pd.DataFrame({
         "week": period_start(testruns["recorded_at"], freq), "runs": 1,

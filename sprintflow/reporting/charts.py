@@ -4,11 +4,6 @@ Each function takes the table a :mod:`sprintflow.reporting.analytics` function
 returned and gives a :class:`matplotlib.figure.Figure` (None when the table
 is empty). Figures are built without pyplot, so nothing global changes and
 any backend (Agg here, inline in a notebook) can draw them.
-
-Example:
-    >>> fig = pass_rate_trend(pass_rate_by_week(evals, by_strategy=False), first_pass_yield(evals, freq="W"))
-    >>> to_svg(fig)[:4]
-    '<svg'
 """
 
 from __future__ import annotations
@@ -48,10 +43,6 @@ _STYLE = {"svg.fonttype": "none", "svg.hashsalt": "sprintflow", "font.size": 9,
 
 def to_svg(fig: Figure) -> str:
     """The figure as an ``<svg>`` element to inline in HTML (no XML prolog, no date).
-
-    Example:
-        >>> to_svg(strategy_pass_rates(pass_rate_by_strategy(evals))).startswith("<svg")
-        True
     """
     buffer = io.StringIO()
     with matplotlib.rc_context(_STYLE):
@@ -114,9 +105,6 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
     Args:
         by_week: ``pass_rate_by_week(evals, by_strategy=False)``.
         yield_by_week: ``first_pass_yield(evals, freq="W")``.
-
-    Example:
-        >>> pass_rate_trend(pass_rate_by_week(evals, by_strategy=False), first_pass_yield(evals, freq="W"))
     """
     if by_week.empty:
         return None
@@ -134,9 +122,6 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
 
 def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
     """One line per strategy: weekly pass rate (``pass_rate_by_week(evals)``).
-
-    Example:
-        >>> strategy_trends(pass_rate_by_week(evals))
     """
     if by_week.empty:
         return None
@@ -151,9 +136,6 @@ def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
 
 def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
     """Horizontal bars: each strategy's pass rate with its interval (``pass_rate_by_strategy``).
-
-    Example:
-        >>> strategy_pass_rates(pass_rate_by_strategy(evals))
     """
     if by_strategy.empty:
         return None
@@ -168,9 +150,6 @@ def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
 
 def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
     """How many iterations contracts needed to pass, and how many never did (``time_to_green``).
-
-    Example:
-        >>> iterations_to_green_chart(time_to_green(evals))
     """
     if to_green.empty:
         return None
@@ -187,9 +166,6 @@ def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
 
 def coverage_chart(summary: pd.DataFrame) -> Figure | None:
     """Shares of criteria by verification and outcome (``coverage_summary``).
-
-    Example:
-        >>> coverage_chart(coverage_summary(criteria_coverage(evals)))
     """
     if summary.empty or summary["criteria"].sum() == 0:
         return None
@@ -202,9 +178,6 @@ def coverage_chart(summary: pd.DataFrame) -> Figure | None:
 
 def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
     """Flip rate per strategy on unchanged content (``flaky_strategies``).
-
-    Example:
-        >>> flakiness_chart(flaky_strategies(evals))
     """
     if flaky.empty:
         return None
@@ -218,9 +191,6 @@ def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
 
 def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
     """Regressions reported per week (``regressions_over_time``).
-
-    Example:
-        >>> regressions_chart(regressions_over_time(evals))
     """
     if regressions.empty:
         return None
@@ -232,9 +202,6 @@ def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
 
 def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
     """Bugs opened, fixed and reopened per week (``bug_activity``).
-
-    Example:
-        >>> bug_activity_chart(bug_activity(history.bugs))
     """
     if activity.empty:
         return None
@@ -248,9 +215,6 @@ def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
 
 def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
     """Scorer score per skill over time, one line per prompt version (``score_trends``).
-
-    Example:
-        >>> score_trend_chart(score_trends(history.scores))
     """
     if trends.empty:
         return None
@@ -265,9 +229,6 @@ def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
 
 def cost_chart(costs: pd.DataFrame) -> Figure | None:
     """Distribution of cost per sprint (``cost_per_sprint``); None when no engine reported cost.
-
-    Example:
-        >>> cost_chart(cost_per_sprint(evals))
     """
     known = costs["cost_usd"].dropna()
     if known.empty:
@@ -280,9 +241,6 @@ def cost_chart(costs: pd.DataFrame) -> Figure | None:
 
 def testrun_chart(trends: pd.DataFrame) -> Figure | None:
     """Failure rate and acceptance coverage of test runs per week (``testrun_trends``).
-
-    Example:
-        >>> testrun_chart(testrun_trends(history.testruns))
     """
     if trends.empty:
         return None

@@ -5,12 +5,6 @@ and aggregates the history for the interactive page
 (:mod:`~sprintflow.reporting.explore`); the HTML page, the CSV / Parquet
 exports, the text on stdout and the Prefect artifacts are all views of the
 same :class:`Report`.
-
-Example:
-    >>> report = build_report(load_history("."))
-    >>> print(report.summary_text())
-    >>> write_report(report, "out")["html"]
-    PosixPath('out/report.html')
 """
 
 from __future__ import annotations
@@ -241,10 +235,6 @@ def _json_safe(value: Any) -> Any:
 
 def table_records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (NaN -> None, timestamps -> ISO text), for artifacts and JSON.
-
-    Example:
-        >>> table_records(report.tables["bug-summary"])
-        [{'bugs': 3, 'opened': 3, ...}]
     """
     head = frame if limit is None else frame.head(limit)
     return [{str(k): _json_safe(v) for k, v in row.items()} for row in head.to_dict("records")]
@@ -254,10 +244,6 @@ def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     """Write ``report.html``, ``summary.txt`` and every table as ``csv/<key>.csv`` and ``parquet/<key>.parquet``.
 
     Every file is written atomically. Returns the paths by kind (``html``, ``summary``, ``csv``, ``parquet``).
-
-    Example:
-        >>> write_report(report, "out")["csv"]
-        PosixPath('out/csv')
     """
     from sprintflow.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 

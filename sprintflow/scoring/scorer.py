@@ -205,7 +205,7 @@ def load_prompt(path: Path, shown: str | None = None) -> str:
     """Read a skill prompt; a missing, unreadable or empty prompt is a ``DocumentError``.
 
     Example:
-        >>> load_prompt(Path("prompts/triage.md")).startswith("You triage")
+        >>> load_prompt(Path("examples/scoring/prompts/triage.md")).startswith("You triage")
         True
     """
     shown = shown or str(path)
@@ -307,7 +307,7 @@ def scan_cases(path: Path, comparator: ComparatorConfig | None = None, shown: st
         DocumentError: any malformed line, duplicate id, or a file without cases.
 
     Example:
-        >>> scan_cases(Path("evals/triage/cases.jsonl"))[0]
+        >>> scan_cases(Path("examples/scoring/evals/triage/cases.jsonl"))[0]
         8
     """
     shown = shown or str(path)
@@ -354,7 +354,7 @@ def iter_cases(path: Path, *, expect_sha256: str | None = None, shown: str | Non
     checked raises at the end instead of yielding a report for a different case set.
 
     Example:
-        >>> [case.id for case in iter_cases(Path("evals/triage/cases.jsonl"))][:2]
+        >>> [case.id for case in iter_cases(Path("examples/scoring/evals/triage/cases.jsonl"))][:2]
         ['pr-101', 'pr-102']
     """
     shown = shown or str(path)
@@ -447,10 +447,6 @@ def score_case(run: ScoreRun, case: EvalCase, env: Mapping[str, str] | None = No
 
     Raises:
         InfrastructureError: the engine process could not be started at all.
-
-    Example:
-        >>> score_case(run, EvalCase(id=1, input="…", expected={"escalate": False})).passed
-        True
     """
     fields = run.comparator.fields_for(case.expected)
     expected = {name: case.expected[name] for name in fields}
@@ -486,10 +482,6 @@ def score_cases(run: ScoreRun, cases: Iterable[EvalCase] | None = None, *, concu
 
     Raises:
         InfrastructureError: an engine could not start; the remaining cases are cancelled.
-
-    Example:
-        >>> [r.passed for r in score_cases(run, concurrency=4)][:3]
-        [True, True, False]
     """
     return score_epochs(run, cases, concurrency=concurrency, env=env)[0]
 
@@ -661,10 +653,6 @@ def build_report(run: ScoreRun, results: list[CaseResult], *, started_at: str, d
 
     ``results`` may come from :func:`merge_epochs`: the report then carries the
     epoch fields too.
-
-    Example:
-        >>> build_report(run, results, started_at=utc_now(), duration_s=1.5, concurrency=8).score
-        0.875
     """
     passed = sum(1 for result in results if result.passed)
     total = len(results)
@@ -700,7 +688,8 @@ def score_skill(run: ScoreRun, *, concurrency: int = 8, persist: bool = True,
     """Score a prepared run without Prefect: the CLI's default path when no server is configured.
 
     Example:
-        >>> report = score_skill(prepare_run("triage", engine="python3 stub_engine.py"), epochs=3)
+        >>> run = prepare_run("triage", root="examples/scoring", engine="python3 stub_engine.py")
+        >>> report = score_skill(run, epochs=3, persist=False)
         >>> report.passed, report.total, report.epochs
         (8, 8, 3)
     """
@@ -721,10 +710,6 @@ def persist_report(report: ScoreReport, root: Path | str, *, stamp: str | None =
     """Write ``.sprintflow/scores/<skill>/<stamp>.json`` atomically and append a history row.
 
     The row's shape is ``ScoreHistoryRow``. Returns the report's path.
-
-    Example:
-        >>> persist_report(report, ".").parent.name
-        'triage'
     """
     root = Path(root)
     stamp = stamp or _stamp()
@@ -817,10 +802,6 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 def compare_reports(a: ScoreReport, b: ScoreReport, *, alpha: float = 0.05,
                     timing: ScoreTiming | None = None) -> CompareReport:
     """Pair two reports over the same cases: per-case differences and the McNemar verdict.
-
-    Example:
-        >>> compare_reports(report_a, report_b).mcnemar.verdict
-        'b-better'
     """
     if [c.id for c in a.cases] != [c.id for c in b.cases]:
         raise InputError("the two reports do not cover the same cases in the same order")
@@ -859,11 +840,6 @@ def compare_prompts(run_a: ScoreRun, prompt_b: Path | str, *, concurrency: int =
 
     ``run_a`` is prepared with prompt A; B replaces only the prompt. Each case
     line is read once and sent to both.
-
-    Example:
-        >>> comparison, a, b = compare_prompts(prepare_run("triage", prompt="a.md"), "b.md")
-        >>> comparison.mcnemar.verdict
-        'no-significant-difference'
     """
     run_b = with_prompt(run_a, prompt_b)
     started_at, clock = utc_now(), time.monotonic()
