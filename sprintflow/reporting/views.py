@@ -8,15 +8,16 @@ day-level cubes of :mod:`sprintflow.reporting.explore`. Plotly would only
 restyle traces computed in advance, so every combination of six filters
 would have to be precomputed, or re-aggregated by hand-written JavaScript.
 The vega, vega-lite and vega-embed bundles (about 0.9 MB) come from
-``vl-convert-python``, altair's own way to inline them.
+``vl-convert-python``, altair's own way to inline them. Each view is drawn
+with altair; the views are composed as plain dicts (see :func:`_spec`).
 
 All views live in one specification, so they share the filter parameters:
 
 * ``f_from`` / ``f_to`` (date inputs), ``f_contract``, ``f_engine``,
   ``f_strategy``, ``f_criterion``, ``f_executor`` (selects; :data:`ALL`
   keeps everything) and ``f_rows`` (rows per table);
-* ``unit``: day, week or month, from the span of the chosen dates, so a week
-  of data shows days and two years show months;
+* ``period_unit``: day (up to 45 days), week (up to 800 days) or month, from
+  the span of the chosen dates, so a week of data shows days;
 * clicks: ``pick_period``, ``pick_strategy``, ``pick_criterion``,
   ``pick_engine`` and ``pick_green`` select what the drill-down lists.
 
