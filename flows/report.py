@@ -26,10 +26,6 @@ ARTIFACT_ROWS = 200
 
 def publish_artifacts(report: Report, key_prefix: str = "report", html_path: str | None = None) -> list[str]:
     """One table artifact per report table and one markdown summary; returns the keys.
-
-    Example:
-        >>> publish_artifacts(report)[:2]
-        ['report-summary', 'report-pass-rate-by-week']
     """
     summary_key = f"{key_prefix}-summary"
     where = f"\n\nFull report: `{html_path}`" if html_path else ""
@@ -54,10 +50,6 @@ def report_flow(workspace: str = ".", out: str | None = None, since: str | None 
         out: folder for the files (default ``<workspace>/.sprintflow/report``).
         since: only what happened at or after this date (``2026-05-01``).
         key_prefix: artifact key prefix; give each reported workspace its own to keep series apart.
-
-    Example:
-        >>> report_flow(".", since="2026-05-01")["files"]["html"]
-        '.sprintflow/report/report.html'
     """
     if since is not None:
         parse_since(since)  # refuse a bad date before any work

@@ -20,14 +20,17 @@ from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
+from sprintflow.errors import InputError
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
 from sprintflow.scoring.scorer import (
     DEFAULT_CASE_TIMEOUT,
+    MAX_EPOCHS,
     ScoreRun,
     build_report,
     compare_reports,
     iter_cases,
+    merge_epochs,
     prepare_run,
     with_prompt,
 )
@@ -51,7 +54,10 @@ def _batches(jobs: Iterator[EvalCase], size: int) -> Iterator[list[EvalCase]]:
 
 
 def _run_batches(runs: list[ScoreRun], concurrency: int) -> list[list[CaseResult]]:
-    """Results per run, in case order; at most ``concurrency`` batch tasks in flight."""
+    """Results per run, in case order; at most ``concurrency`` batch tasks in flight.
+
+    The same run listed K times is K epochs: every batch is submitted once per entry.
+    """
     first = runs[0]
     size = _batch_size(first.total * len(runs), concurrency)
     results: dict[tuple[int, int], list[CaseResult]] = {}
@@ -84,21 +90,19 @@ def _run_batches(runs: list[ScoreRun], concurrency: int) -> list[list[CaseResult
 @flow(name="score-skill", task_runner=ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY), log_prints=False)
 def score_flow(skill: str, root: str = ".", cases: str | None = None, prompt: str | None = None,
                engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
-               persist: bool = True) -> ScoreReport:
+               persist: bool = True, epochs: int = 1) -> ScoreReport:
     """Score ``skill``'s prompt on its held-out cases; persist, publish an artifact, append history.
 
     Parameters are plain strings and numbers so a deployment (e.g. nightly
     scoring) can set them from the UI. Bad input fails the run before any engine call.
-
-    Example:
-        >>> report = score_flow("triage", root="examples/scoring", engine="python3 stub_engine.py")
-        >>> report.score
-        1.0
+    ``epochs`` runs every case that many times (see ``merge_epochs``).
     """
     concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
+    if not 1 <= epochs <= MAX_EPOCHS:
+        raise InputError(f"epochs must be between 1 and {MAX_EPOCHS}, got {epochs}")
     run = prepare_run(skill, root=root, cases=cases, prompt=prompt, engine=engine, timeout=timeout)
     started_at, clock = utc_now(), time.monotonic()
-    [results] = _run_batches([run], concurrency)
+    results = merge_epochs(_run_batches([run] * epochs, concurrency))
     report = build_report(run, results, started_at=started_at, duration_s=time.monotonic() - clock,
                           concurrency=concurrency, mode="flow")
     publish_report(quote(report), str(Path(root)), persist)
@@ -110,10 +114,6 @@ def compare_flow(skill: str, prompt_a: str, prompt_b: str, root: str = ".", case
                  engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
                  persist: bool = True) -> CompareReport:
     """Score two prompt versions on the same cases and test whether B is really better (McNemar).
-
-    Example:
-        >>> compare_flow("triage", "prompts/triage.md", "prompts/triage-v2.md").mcnemar.verdict
-        'no-significant-difference'
     """
     concurrency = max(1, min(concurrency, MAX_CONCURRENCY))
     run_a = prepare_run(skill, root=root, cases=cases, prompt=prompt_a, engine=engine, timeout=timeout)

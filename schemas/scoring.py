@@ -6,6 +6,12 @@ A case is one line of ``evals/<skill>/cases.jsonl``. A ``ScoreReport`` is what
 engine's ``raw`` answer). Everything that varies between two runs with the
 same engine answers (timestamps, durations) lives under ``timing``, declared
 last, so the rest of the report is byte-for-byte reproducible.
+
+With ``--epochs K`` (K > 1) every case runs K times; the report then adds
+``epochs``, ``passAt1``, ``passAtK`` and ``passHatK`` overall and per case, each
+case's ``stability`` and its per-epoch results (see
+:func:`sprintflow.scoring.scorer.merge_epochs` for the definitions). With one
+epoch none of these keys appear, so the report is what it always was.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ __all__ = [
     "CaseDifference",
     "CaseResult",
     "ComparatorConfig",
+    "EpochResult",
     "CompareReport",
     "EvalCase",
     "McNemarResult",
@@ -31,6 +38,19 @@ __all__ = [
 ]
 
 CaseId = int | str
+
+Stability = Literal["always-pass", "always-fail", "flaky"]
+"""How a case's epochs agree: every one passed, none did, or they differ."""
+
+_EPOCH_KEYS = ("epochs", "passes", "passAt1", "passAtK", "passHatK", "stability")
+
+
+def _drop_absent(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Leave out optional keys that are None, so a one-epoch document keeps its old bytes."""
+    for key in keys:
+        if key in data and data[key] is None:
+            del data[key]
+    return data
 
 
 class EvalCase(Document):
@@ -73,8 +93,29 @@ class ComparatorConfig(Document):
         return [name for name in self.fields if name in expected]
 
 
+class EpochResult(Document):
+    """One epoch of a case run several times (``--epochs``)."""
+
+    epoch: int
+    """1 to K, in the order the epochs were asked."""
+    passed: bool = Field(alias="pass")
+    actual: dict[str, Any] | None = None
+    reason: str | None = None
+    raw: str | None = None
+    """The engine's stdout (capped), for a failed epoch only."""
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_absent(handler(self), ("raw",))
+
+
 class CaseResult(Document):
-    """The verdict on one case. ``actual`` is None when no answer could be parsed."""
+    """The verdict on one case. ``actual`` is None when no answer could be parsed.
+
+    Run over K > 1 epochs, the case passes only when every epoch passed (pass^K:
+    a case that passes now and then is not reliably solved), ``actual`` and
+    ``reason`` come from its first failed epoch, and the epoch fields are set.
+    """
 
     id: CaseId
     passed: bool = Field(alias="pass")
@@ -86,17 +127,26 @@ class CaseResult(Document):
     """Why the case failed, one line; None when it passed."""
     raw: str | None = None
     """The engine's stdout as printed (capped), kept for failed cases only."""
+    passes: int | None = None
+    """Epochs that passed (K > 1 only)."""
+    pass_at_1: float | None = None
+    """``passes / K``: the expected pass rate of one attempt (K > 1 only)."""
+    pass_at_k: float | None = None
+    """1.0 when at least one of the K epochs passed, else 0.0 (K > 1 only)."""
+    pass_hat_k: float | None = None
+    """1.0 when all K epochs passed, else 0.0 (K > 1 only)."""
+    stability: Stability | None = None
+    """``always-pass``, ``always-fail`` or ``flaky`` (K > 1 only)."""
+    epochs: list[EpochResult] | None = None
+    """Every epoch's verdict, in epoch order (K > 1 only)."""
     duration_s: float = Field(default=0.0, exclude=True)
     input_tokens: int | None = Field(default=None, exclude=True)
     output_tokens: int | None = Field(default=None, exclude=True)
     cost_usd: float | None = Field(default=None, exclude=True)
 
     @model_serializer(mode="wrap")
-    def _drop_empty_raw(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        if data.get("raw") is None:
-            data.pop("raw", None)
-        return data
+    def _drop_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_absent(handler(self), ("raw", *_EPOCH_KEYS))
 
 
 class ScoreUsage(Document):
@@ -128,7 +178,15 @@ class ScoreReport(Document):
     passed: int
     failed: int
     score: float
-    """``passed / total``."""
+    """``passed / total``; over K > 1 epochs a case counts as passed only when all K passed."""
+    epochs: int | None = None
+    """K, the times every case ran; absent for one epoch."""
+    pass_at_1: float | None = None
+    """Mean per-sample pass rate over all cases and epochs (K > 1 only)."""
+    pass_at_k: float | None = None
+    """Share of cases that passed in at least one of the K epochs (K > 1 only)."""
+    pass_hat_k: float | None = None
+    """Share of cases that passed in all K epochs, equal to ``score`` (K > 1 only)."""
     cases: list[CaseResult]
     """In the order of the cases file, whatever order they finished in."""
     engine: str
@@ -142,11 +200,12 @@ class ScoreReport(Document):
     timing: ScoreTiming | None = None
     """Run-to-run varying fields; always last."""
 
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_absent(handler(self), _EPOCH_KEYS)
+
     def to_json(self, *, timings: bool = True) -> str:
         """The report as indented JSON; ``timings=False`` leaves out the ``timing`` section.
-
-        Example:
-            >>> report.to_json(timings=False)  # identical for identical engine answers
         """
         exclude = None if timings else {"timing"}
         return self.model_dump_json(by_alias=True, indent=2, exclude=exclude) + "\n"
@@ -170,6 +229,11 @@ class ScoreHistoryRow(Document):
          "inputTokens": 1234 | null, "outputTokens": 56 | null, "costUsd": 0.01 | null,
          "report": ".sprintflow/scores/triage/20250102T030405123456Z.json",
          "comparison": null | "20250102T030405123456Z"}
+
+    A run over K > 1 epochs adds ``"epochs": K, "passAt1", "passAtK", "passHatK"``,
+    ``"epochScores"`` (each epoch's share of passed cases, in epoch order) and
+    ``"flakyIds"`` (cases whose epochs disagree); every epoch's per-case verdicts
+    are in the persisted report.
     """
 
     kind: Literal["score"] = "score"
@@ -196,6 +260,16 @@ class ScoreHistoryRow(Document):
     """Path of the persisted report, relative to the workspace root."""
     comparison: str | None = None
     """The stamp shared by the two reports of one ``--compare`` run."""
+    epochs: int | None = None
+    pass_at_1: float | None = None
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+    epoch_scores: list[float] | None = None
+    flaky_ids: list[CaseId] | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_absent(handler(self), (*_EPOCH_KEYS, "epochScores", "flakyIds"))
 
 
 class PromptScore(Document):

@@ -32,10 +32,12 @@ def score_batch(run: ScoreRun, cases: list[EvalCase]) -> list[CaseResult]:
 def publish_report(report: ScoreReport, root: str, persist: bool) -> str | None:
     """Persist the report and its history row; show it as a table artifact."""
     path = persist_report(report, root) if persist else None
+    epochs = (f" in all {report.epochs} epochs; pass@{report.epochs} {report.pass_at_k:.3f}, "
+              f"pass@1 {report.pass_at_1:.3f}" if report.epochs else "")
     create_table_artifact(
         table=report_rows(report), key=_artifact_key("score", report.skill),
-        description=f"**{report.skill}**: {report.passed}/{report.total} passed (score {report.score:.3f}); "
-                    f"prompt `{report.prompt_file}` ({report.prompt_sha256[:12]})",
+        description=f"**{report.skill}**: {report.passed}/{report.total} passed{epochs} (score "
+                    f"{report.score:.3f}); prompt `{report.prompt_file}` ({report.prompt_sha256[:12]})",
     )
     return str(path) if path else None
 

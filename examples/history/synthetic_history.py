@@ -5,8 +5,12 @@ contracts that go green rise; typecheck and unit-test fail most; ``playwright``
 (not required) is flaky, and so, a little, is ``unit-test``: nightly re-runs
 of unchanged content (same workspace hash) sometimes disagree. A fifth of the
 criteria are ``manual`` and mostly skipped; a few custom criteria never pass.
-Bugs open, get fixed (sometimes reopened); two skills are scored weekly with
-a new prompt version half-way.
+Two engines share the work: ``claude`` and the cheaper ``codex``, which takes
+more contracts that never go green. Unit-test runs name their tests; two
+tests flip on unchanged content (``test_websocket_reconnect`` more than
+``test_export_times_out``). Bugs open, get fixed (sometimes reopened); two
+skills are scored weekly with a new prompt version half-way, and the last
+weeks are scored over three epochs.
 
 Vectorised with numpy, so a million strategy rows take a few seconds.
 
@@ -31,6 +35,10 @@ from sprintflow.history.dataset import EVALS, append_rows
 from sprintflow.io.layout import WorkspaceLayout
 
 __all__ = [
+    "DEMO_VARIABLE",
+    "ENGINES",
+    "FLAKY_TESTS",
+    "NoWorkspace",
     "STRATEGIES",
     "WORKSPACE_VARIABLE",
     "demo_workspace",
@@ -38,8 +46,10 @@ __all__ = [
     "synthetic_evals",
     "synthetic_scores",
     "synthetic_testruns",
+    "synthetic_unit_test_runs",
     "workspace_or_demo",
     "write_demo_history",
+    "write_test_runs",
 ]
 
 START = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday: weeks line up with pandas' W-SUN periods
@@ -50,6 +60,12 @@ _FLIP_ON_RERUN = np.array([0.0, 0.0, 0.0, 0.05, 0.35])  # same content, differen
 _METHODS = np.array(["unit-test", "api-check", "typecheck", "manual", "playwright", "custom"])
 _METHOD_WEIGHTS = np.array([0.3, 0.2, 0.1, 0.2, 0.1, 0.1])
 _CRITERIA_PER_CONTRACT = 4
+ENGINES = {"claude": 6e-6, "codex": 4e-6}
+"""Engine command -> USD per token."""
+TESTS = [f"tests/test_api.py::test_{name}" for name in (
+    "create_todo", "list_todos", "update_todo", "delete_todo", "rejects_empty_title", "auth_required")]
+FLAKY_TESTS = {"tests/test_api.py::test_websocket_reconnect": 0.3, "tests/test_api.py::test_export_times_out": 0.12}
+"""Test name -> chance it fails on any run, whatever the content."""
 
 
 def _hex(rng: np.random.Generator, n: int, chars: int) -> np.ndarray:
@@ -156,6 +172,7 @@ def synthetic_evals(evaluations: int = 2000, *, seed: int = 7, weeks: int = 26,
     evals["eval_id"] = "eval-" + evals.contract_id + "-" + evals.iteration.astype(str)
     evals["run_id"] = _hex(rng, len(evals), 32)
     evals["git_sha"] = _hex(rng, len(evals), 40)
+    evals["engine"] = _engines(seed, contracts).to_numpy()[evals.contract.to_numpy()]
     strategies = _strategy_rows(rng, evals, outcomes)
     criteria = _criterion_results(rng, evals, _criteria(rng, contracts))
     frame = pd.concat([_evaluation_rows(rng, evals), strategies, _with_eval(criteria, evals, "criterion")],
@@ -165,6 +182,13 @@ def synthetic_evals(evaluations: int = 2000, *, seed: int = 7, weeks: int = 26,
     frame["image"] = "sprintflow-sandbox:latest"
     frame["recorded_at"] = frame["timestamp"]
     return frame
+
+
+def _engines(seed: int, contracts: pd.DataFrame) -> pd.Series:
+    """One engine per contract; codex gets more of the contracts that never go green."""
+    rng = np.random.default_rng(seed + 1)  # its own stream: the other columns do not move
+    codex = rng.random(len(contracts)) < np.where(contracts.green, 0.35, 0.7)
+    return pd.Series(np.where(codex, "codex", "claude"), index=contracts.contract)
 
 
 def _with_eval(rows: pd.DataFrame, evals: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -183,8 +207,8 @@ def _evaluation_rows(rng: np.random.Generator, evals: pd.DataFrame) -> pd.DataFr
                      "evaluation")
     tokens = rng.lognormal(10.5, 0.6, len(evals)).astype(np.int64)
     out["tokens"] = tokens
-    out["cost_usd"] = tokens * 6e-6
-    out["engine"] = "claude -p --output-format json"
+    out["engine"] = evals["engine"].to_numpy()
+    out["cost_usd"] = tokens * out["engine"].map(ENGINES).to_numpy()
     out["duration_ms"] = rng.lognormal(11, 0.5, len(evals)).astype(np.int64)
     out["regressions"] = ((~evals.passed) & (evals.iteration > 1) & (rng.random(len(evals)) < 0.2)).astype(int)
     return out
@@ -254,13 +278,26 @@ def synthetic_scores(*, seed: int = 7, weeks: int = 26) -> list[dict]:
             version = "v1" if week < weeks // 2 else "v2"
             total = 40
             passed = int(rng.binomial(total, min(0.98, base + (0.12 if version == "v2" else 0.0))))
-            rows.append({"kind": "score", "recordedAt": _iso(START + timedelta(weeks=week, hours=2)),
-                         "skill": skill, "total": total, "passed": passed, "failed": total - passed,
-                         "score": passed / total, "promptFile": f"prompts/{skill}.md",
-                         "promptSha256": hashlib.sha256(f"{skill}-{version}".encode()).hexdigest(),
-                         "casesSha256": "c" * 64, "engine": "stub", "durationS": 30.0,
-                         "inputTokens": 50_000, "outputTokens": 4_000, "costUsd": 0.21})
+            row = {"kind": "score", "recordedAt": _iso(START + timedelta(weeks=week, hours=2)),
+                   "skill": skill, "total": total, "passed": passed, "failed": total - passed,
+                   "score": passed / total, "promptFile": f"prompts/{skill}.md",
+                   "promptSha256": hashlib.sha256(f"{skill}-{version}".encode()).hexdigest(),
+                   "casesSha256": "c" * 64, "engine": "stub", "durationS": 30.0,
+                   "inputTokens": 50_000, "outputTokens": 4_000, "costUsd": 0.21}
+            if week >= weeks - 4:
+                row.update(_epochs(rng, total, passed))
+            rows.append(row)
     return rows
+
+
+def _epochs(rng: np.random.Generator, total: int, passed: int, epochs: int = 3) -> dict:
+    """A score row of a run over several epochs: ``passed`` cases passed every epoch, a few only some."""
+    flaky = min(int(rng.integers(1, 5)), total - passed)
+    sometimes = rng.integers(1, epochs, size=flaky)  # epochs passed by each flaky case
+    per_epoch = [(passed + int((sometimes > e).sum())) / total for e in range(epochs)]
+    return {"epochs": epochs, "passAt1": (passed * epochs + int(sometimes.sum())) / (total * epochs),
+            "passAtK": (passed + flaky) / total, "passHatK": passed / total, "epochScores": per_epoch,
+            "flakyIds": [f"case-{n}" for n in range(flaky)]}
 
 
 def synthetic_testruns(count: int = 30, *, seed: int = 7, weeks: int = 26) -> list[tuple[datetime, dict]]:
@@ -287,6 +324,58 @@ def synthetic_testruns(count: int = 30, *, seed: int = 7, weeks: int = 26) -> li
     return runs
 
 
+def synthetic_unit_test_runs(frame: pd.DataFrame, count: int = 240, *, seed: int = 7
+                             ) -> tuple[pd.DataFrame, list[tuple[datetime, dict]]]:
+    """TestRuns of the unit-test strategy, linked to ``frame``'s rows the way the evaluator links them.
+
+    Re-runs of unchanged content (same hash) are picked first, so flaky tests
+    show. A run agrees with its strategy row: a passing unit-test run has no
+    failure; a failing one fails the tests broken on that content (the same on
+    every run of a hash) and the flaky tests that happened to fail.
+
+    Returns:
+        ``frame`` with ``test_run`` set on the linked strategy rows, and ``(time, result.json)``
+        pairs, one per linked run.
+
+    Example:
+        >>> frame, runs = synthetic_unit_test_runs(synthetic_evals(300), count=20)
+        >>> frame.test_run.notna().sum() == len(runs) == 20
+        True
+    """
+    rng = np.random.default_rng(seed + 2)
+    unit = frame.index[(frame.kind == "strategy") & (frame.name == "unit-test") & frame.result.isin(["pass", "fail"])]
+    repeated = frame.loc[unit].duplicated("workspace_hash", keep=False).to_numpy()
+    order = np.concatenate([unit[repeated], rng.permutation(unit[~repeated])])[:count]
+    frame = frame.copy()
+    frame["test_run"] = None
+    runs = []
+    for n, index in enumerate(order):
+        row = frame.loc[index]
+        run_id = f"run-{row.timestamp:%Y%m%d-%H%M%S}-{n:05d}"
+        frame.loc[index, "test_run"] = run_id
+        failed = _failed_tests(rng, str(row.workspace_hash)) if row.result == "fail" else []
+        doc = {"run_id": run_id, "summary": {"total": len(TESTS) + len(FLAKY_TESTS),
+                                             "passed": len(TESTS) + len(FLAKY_TESTS) - len(failed),
+                                             "failed": len(failed), "skipped": 0},
+               "failures": [{"test": name, "hint": "Check the assertion against the contract.", "stack": ""}
+                            for name in failed],
+               "passed_tests": [name for name in [*TESTS, *FLAKY_TESTS] if name not in failed],
+               "crashed": False, "next_action": "retry_coder" if failed else "done",
+               "duration_ms": int(rng.uniform(2_000, 9_000))}
+        runs.append((row.timestamp.to_pydatetime(), doc))
+    return frame, runs
+
+
+def _failed_tests(rng: np.random.Generator, content_hash: str) -> list[str]:
+    """A failing run: the tests broken on this content (fixed per hash) and flaky ones that failed now."""
+    broken_rng = np.random.default_rng(int(content_hash[:8], 16))
+    broken = list(broken_rng.choice(TESTS, size=int(broken_rng.integers(0, 3)), replace=False))
+    flaky = [name for name, chance in FLAKY_TESTS.items() if rng.random() < chance]
+    if not broken and not flaky:
+        flaky = [next(iter(FLAKY_TESTS))]  # the run failed: something in it did
+    return broken + flaky
+
+
 def write_demo_history(workspace: Path | str, evaluations: int = 2000, *, seed: int = 7, files: int = 4) -> Path:
     """Write a synthetic history into ``workspace``: Parquet eval rows in ``files`` parts, bugs, scores, runs.
 
@@ -299,16 +388,23 @@ def write_demo_history(workspace: Path | str, evaluations: int = 2000, *, seed: 
     directory = layout.history_dir
     frame = synthetic_evals(evaluations, seed=seed, workspace=str(workspace.resolve()))
     frame = frame.sort_values("timestamp", kind="stable", ignore_index=True)
+    frame, unit_runs = synthetic_unit_test_runs(frame, count=max(40, evaluations // 8), seed=seed)
     for bounds in np.array_split(np.arange(len(frame)), files):
         append_rows(directory, EVALS, frame.iloc[bounds])
     _write_lines(layout.bugs_file, synthetic_bugs(max(20, evaluations // 20), seed=seed))
     _write_lines(layout.scores_file, synthetic_scores(seed=seed))
-    for when, run in synthetic_testruns(seed=seed):
+    write_test_runs(workspace, [*synthetic_testruns(seed=seed), *unit_runs])
+    return directory
+
+
+def write_test_runs(workspace: Path | str, runs: list[tuple[datetime, dict]]) -> None:
+    """Write each ``(time, result.json)`` pair to ``.sprintflow/runs/<runId>/result.json``, dated ``time``."""
+    layout = WorkspaceLayout(Path(workspace))
+    for when, run in runs:
         path = layout.run_dir(run["run_id"]) / "result.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(run), encoding="utf-8")
         os.utime(path, (when.timestamp(), when.timestamp()))
-    return directory
 
 
 def _write_lines(path: Path, records: list[dict]) -> None:
@@ -329,13 +425,32 @@ def demo_workspace(path: Path | str | None = None, evaluations: int = 2000, *, s
 
 
 WORKSPACE_VARIABLE = "SPRINTFLOW_WORKSPACE"
+DEMO_VARIABLE = "SPRINTFLOW_DEMO"
+
+
+class NoWorkspace(RuntimeError):
+    """Neither a workspace nor the demo was asked for: a notebook must not chart made-up data unasked."""
 
 
 def workspace_or_demo() -> Path:
-    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE`` when set, else a fresh demo one.
+    """The workspace a notebook reads: ``$SPRINTFLOW_WORKSPACE``, or a new demo one when ``SPRINTFLOW_DEMO=1``.
+
+    Raises:
+        NoWorkspace: neither is set (or the workspace is not a folder); the message says what to set.
 
     Example:
-        >>> history = load_history(workspace_or_demo())
+        >>> os.environ[DEMO_VARIABLE] = "1"
+        >>> (workspace_or_demo() / ".sprintflow" / "history").is_dir()
+        True
     """
     chosen = os.environ.get(WORKSPACE_VARIABLE)
-    return Path(chosen) if chosen else demo_workspace()
+    if chosen:
+        if not Path(chosen).is_dir():
+            raise NoWorkspace(f"{WORKSPACE_VARIABLE}={chosen} is not a folder: point it at the workspace whose "
+                              ".sprintflow/history/ you want to read")
+        return Path(chosen)
+    if os.environ.get(DEMO_VARIABLE) == "1":
+        return demo_workspace()
+    raise NoWorkspace(f"no history to read: set {WORKSPACE_VARIABLE}=/path/to/your/workspace (the folder holding "
+                      f".sprintflow/), e.g. `{WORKSPACE_VARIABLE}=$PWD jupyter lab notebooks/`, or set "
+                      f"{DEMO_VARIABLE}=1 to explore a synthetic demo history")

@@ -19,7 +19,7 @@ __all__ = ["report"]
 @click.argument("workspace", required=False, default=".",
                 type=click.Path(path_type=Path, file_okay=False))
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder for report.html, summary.txt, csv/ and parquet/. "
+              help="Folder for report.html (interactive, offline), summary.txt, csv/ and parquet/. "
                    "Default: WORKSPACE/.sprintflow/report.")
 @click.option("--since", metavar="DATE", default=None,
               help="Only what happened at or after DATE (2026-05-01, or 2026-05-01T12:00Z).")
@@ -36,9 +36,11 @@ def report(workspace: Path, out: Path | None, since: str | None, use_flow: bool 
 
     Reads the history (.sprintflow/history/, or SPRINTFLOW_HISTORY when set),
     plus the workspace's bugs.ndjson, scorer rows, test runs and any EvalResult
-    files no history row records. Writes a self-contained HTML report (charts
-    as inline SVG, nothing loaded from the network) with CSV and Parquet
-    exports of every table, and prints a short summary.
+    files no history row records. Writes report.html: one interactive file that
+    opens from disk with nothing loaded from the network (filters by date,
+    contract, engine, strategy, criterion and executor; click a point or a bar
+    to list its evaluations and open them), with CSV and Parquet exports of
+    every table, and prints a short summary.
 
     \b
     Exit codes: 0 report written, 2 bad input (no such workspace, bad --since).

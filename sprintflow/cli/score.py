@@ -34,6 +34,10 @@ __all__ = ["score"]
               help="Engine calls running at once.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True,
               help="Seconds per engine call; a case that takes longer fails.")
+@click.option("--epochs", type=click.IntRange(1, 100), default=1, show_default=True, metavar="K",
+              help="Run every case K times. The JSON then adds epochs, passAt1 (mean pass rate of one "
+                   "attempt), passAtK (any of K passed) and passHatK (all K passed), overall and per case, "
+                   "with each case's stability and epochs; a case passes only when all K passed.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=None,
               help="Exit 0 when the score reaches this, even if some cases fail.")
 @click.option("--json", "json_only", is_flag=True,
@@ -48,8 +52,8 @@ __all__ = ["score"]
               help="Persist the report under .sprintflow/scores/SKILL/ and append "
                    ".sprintflow/history/scores.ndjson.")
 def score(skill: str | None, cases: Path | None, prompt: Path | None, compare: tuple[Path, Path] | None,
-          engine: str | None, concurrency: int, timeout: float, min_score: float | None, json_only: bool,
-          timings: bool, use_flow: bool | None, save: bool) -> None:
+          engine: str | None, concurrency: int, timeout: float, epochs: int, min_score: float | None,
+          json_only: bool, timings: bool, use_flow: bool | None, save: bool) -> None:
     """Score SKILL's prompt against its held-out cases, from the repository root.
 
     Each case of evals/SKILL/cases.jsonl ({"id", "input", "expected"}) is sent to
@@ -60,6 +64,8 @@ def score(skill: str | None, cases: Path | None, prompt: Path | None, compare: t
 
     Prints one JSON object on stdout: total, passed, failed, score and
     cases[{id, pass, expected, actual, reason}]. The cases file is never written.
+    With --epochs K, every case runs K times and the report adds the pass@k
+    figures; identical answers still give identical bytes.
 
     \b
     Exit codes:
@@ -70,19 +76,21 @@ def score(skill: str | None, cases: Path | None, prompt: Path | None, compare: t
          (::error:: lines under GitHub Actions)
       3  no verdict: an engine that could not even start
     """
-    exit_with_verdict(_score(skill, cases, prompt, compare, engine, concurrency, timeout, min_score, json_only,
-                             timings, use_flow, save))
+    exit_with_verdict(_score(skill, cases, prompt, compare, engine, concurrency, timeout, epochs, min_score,
+                             json_only, timings, use_flow, save))
 
 
 def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: tuple[Path, Path] | None,
-           engine: str | None, concurrency: int, timeout: float, min_score: float | None, json_only: bool,
-           timings: bool, use_flow: bool | None, save: bool) -> bool:
+           engine: str | None, concurrency: int, timeout: float, epochs: int, min_score: float | None,
+           json_only: bool, timings: bool, use_flow: bool | None, save: bool) -> bool:
     """Score (or compare); True when the command passes."""
     from sprintflow.errors import InputError
     from sprintflow.scoring import scorer as scoring
 
     if compare and prompt is not None:
         raise InputError("--compare takes both prompt files; do not combine it with --prompt")
+    if compare and epochs > 1:
+        raise InputError("--compare pairs one answer per case for McNemar's test; do not combine it with --epochs")
     from sprintflow.settings import ensure_prefect_api, prefect_api_configured
 
     flow = prefect_api_configured() if use_flow is None else use_flow
@@ -113,10 +121,11 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
     if flow:
         from sprintflow.flows.score import score_flow
         report = score_flow(run.skill, root=str(root), cases=str(run.cases_path), prompt=str(run.prompt_path),
-                            engine=run.engine, concurrency=concurrency, timeout=timeout, persist=save)
+                            engine=run.engine, concurrency=concurrency, timeout=timeout, persist=save,
+                            epochs=epochs)
         saved = f".sprintflow/scores/{run.skill}/" if save else None
     else:
-        report = scoring.score_skill(run, concurrency=concurrency, persist=False)
+        report = scoring.score_skill(run, concurrency=concurrency, persist=False, epochs=epochs)
         if save:
             saved = scoring.persist_report(report, root).as_posix()
     click.echo(report.to_json(timings=timings), nl=False)
@@ -136,17 +145,23 @@ def _print_summary(report, min_score: float | None, saved: str | None, seconds: 
     failed = report_rows(report, failed_only=True)
     if failed:
         table = Table(title=f"{report.skill}: failed cases", title_justify="left")
-        for column in ("id", "expected", "actual", "reason"):
+        columns = ["id", "expected", "actual", "reason"] + (["epochs"] if report.epochs else [])
+        for column in columns:
             table.add_column(column, overflow="fold")
         for row in failed[:20]:
-            table.add_row(row["id"], row["expected"], row["actual"], row["reason"])
+            table.add_row(*(row[column] for column in columns))
         console.print(table)
         if len(failed) > 20:
             console.print(f"… and {len(failed) - 20} more failed cases (see the JSON report)")
     threshold = f" (min {min_score:g})" if min_score is not None else ""
     where = f"; report {saved}" if saved else ""
-    console.print(f"{report.skill}: {report.passed}/{report.total} passed, score {report.score:.3f}"
-                  f"{threshold} in {seconds:.1f}s{where}", soft_wrap=True)
+    k = report.epochs
+    epochs = (f" in all {k} epochs" if k else "")
+    estimators = (f"; pass@1 {report.pass_at_1:.3f}, pass@{k} {report.pass_at_k:.3f}, pass^{k} "
+                  f"{report.pass_hat_k:.3f}, {sum(c.stability == 'flaky' for c in report.cases)} flaky"
+                  if k else "")
+    console.print(f"{report.skill}: {report.passed}/{report.total} passed{epochs}, score {report.score:.3f}"
+                  f"{threshold}{estimators} in {seconds:.1f}s{where}", soft_wrap=True)
 
 
 def _print_comparison(comparison, seconds: float) -> None:

@@ -80,6 +80,7 @@ EVAL_SCHEMA = pa.schema([
     ("engine", pa.string()),
     ("tokens", pa.int64()),         # evaluation rows, when the engines reported them
     ("cost_usd", pa.float64()),
+    ("test_run", pa.string()),      # unit-test strategy rows: the TestRun (runs/<runId>/) it produced
 ])
 """Columns of the ``evals`` table (documented in the README's "History and reports")."""
 
@@ -95,7 +96,11 @@ def write_parquet(table: pa.Table, path: Path | str) -> None:
     """Write ``table`` to ``path`` atomically (zstd-compressed Parquet).
 
     Example:
-        >>> write_parquet(pa.table({"a": [1]}), "out/a.parquet")
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "a.parquet"
+        >>> write_parquet(pa.table({"a": [1, 2]}), path)
+        >>> pq.read_table(path).num_rows
+        2
     """
     atomic_write(path, lambda handle: pq.write_table(table, handle, compression="zstd"))
 
@@ -105,7 +110,8 @@ def as_table(table_name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> pa.T
     if isinstance(rows, pd.DataFrame):
         if schema is None:
             return pa.Table.from_pandas(rows, preserve_index=False)
-        columns = {name: rows[name] if name in rows else pd.Series([None] * len(rows), dtype=object)
+        # Missing columns share the frame's index: a default one would not align with a slice of a frame.
+        columns = {name: rows[name] if name in rows else pd.Series(None, index=rows.index, dtype=object)
                    for name in schema.names}
         return pa.Table.from_pandas(pd.DataFrame(columns), schema=schema, preserve_index=False)
     if schema is None:
@@ -122,10 +128,6 @@ def append_rows(directory: Path | str, table_name: str, rows: list[dict[str, Any
 
     The ``evals`` table has a fixed schema (:data:`EVAL_SCHEMA`); other tables
     take the types of their rows. Returns the new file, or None for no rows.
-
-    Example:
-        >>> append_rows(WorkspaceLayout(Path(".")).history_dir, EVALS, eval_rows(result, ...)).name
-        'part-20260513T103100123456Z-1f2e3d4c5b6a.parquet'
     """
     if len(rows) == 0:
         return None
@@ -150,10 +152,6 @@ def compact(directory: Path | str, table_name: str, *, min_files: int = 2) -> Pa
     is no need for a second one). The merged file is written atomically and
     names its sources in its metadata before they are removed, so a reader in
     between never counts a row twice.
-
-    Example:
-        >>> compact(WorkspaceLayout(Path(".")).history_dir, EVALS).name
-        'part-20260513T103100123456Z-1f2e3d4c5b6a-compacted.parquet'
     """
     folder = Path(directory) / table_name
     if not folder.is_dir():
@@ -186,7 +184,7 @@ def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
         superseded: set[str] = set()
         try:
             for path in _parts(folder):
-                table = pq.read_table(path, columns=columns, read_dictionary=dictionary)
+                table = _read_part(path, columns, dictionary)
                 sources = pq.read_schema(path).metadata or {}
                 superseded.update(json.loads(sources.get(_COMPACTED_FROM, b"[]")))
                 tables[path.name] = table
@@ -194,6 +192,22 @@ def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
             continue  # compacted away under us: its rows are in a newer file; list again
         return [table for name, table in tables.items() if name not in superseded]
     raise WorkspaceError(f"{folder}: files kept vanishing while being read (compaction loop?)")
+
+
+def _read_part(path: Path, columns: list[str] | None, dictionary: list[str] | None) -> pa.Table:
+    """One file's columns; columns it predates (added to the schema later) come back as nulls."""
+    if columns is None:
+        return pq.read_table(path, read_dictionary=dictionary)
+    present = set(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=[c for c in columns if c in present], read_dictionary=dictionary)
+    schema = _SCHEMAS.get(path.parent.name)
+    for name in columns:
+        if name not in present:
+            kind = schema.field(name).type if schema is not None and name in schema.names else pa.null()
+            if dictionary and name in dictionary:
+                kind = pa.dictionary(pa.int32(), kind)
+            table = table.append_column(pa.field(name, kind), pa.nulls(len(table), kind))
+    return table.select(columns)
 
 
 def read_table(directory: Path | str, table_name: str, since: datetime | str | None = None,
@@ -204,9 +218,6 @@ def read_table(directory: Path | str, table_name: str, since: datetime | str | N
     sorted categories: a million rows repeat few distinct values, and filtering
     or grouping integer codes is much cheaper than copying strings. An empty or
     missing table gives an empty frame with the table's columns.
-
-    Example:
-        >>> read_table(WorkspaceLayout(Path(".")).history_dir, EVALS, since="2026-05-01").result.value_counts()
     """
     folder = Path(directory) / table_name
     schema = _SCHEMAS.get(table_name)

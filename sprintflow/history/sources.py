@@ -26,16 +26,20 @@ from sprintflow.schemas import EvalResult
 from .dataset import EVALS, as_table, parse_since, read_table
 from .records import criterion_methods, eval_rows
 
-__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "TESTRUN_COLUMNS", "History", "bug_rows", "eval_file_rows",
-           "load_history", "score_rows", "testrun_rows"]
+__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History", "bug_rows",
+           "eval_file_rows", "load_history", "score_rows", "testrun_rows", "unit_test_rows"]
 
 BUG_COLUMNS = ["bug_id", "event", "status", "from_status", "unit", "test_name", "severity",
                "reopen_count", "created_at", "updated_at"]
 SCORE_COLUMNS = ["recorded_at", "skill", "prompt_file", "prompt_sha256", "cases_sha256", "score",
                  "passed", "failed", "total", "engine", "git_sha", "duration_s", "input_tokens",
-                 "output_tokens", "cost_usd"]
+                 "output_tokens", "cost_usd", "epochs", "pass_at_1", "pass_at_k", "pass_hat_k",
+                 "epoch_scores", "flaky_ids"]
+"""Scorer rows; the epoch columns are empty for runs of one epoch (and for rows written before epochs)."""
 TESTRUN_COLUMNS = ["run_id", "recorded_at", "total", "passed", "failed", "skipped", "crashed",
                     "duration_ms", "acceptance_coverage", "contract_coverage", "next_action"]
+UNIT_TEST_COLUMNS = ["run_id", "recorded_at", "test", "passed"]
+"""One row per test of a TestRun: its ``passed_tests`` (passed) and ``failures`` (failed)."""
 
 
 def _frame(records: Iterable[dict[str, Any]], columns: list[str], times: list[str]) -> pd.DataFrame:
@@ -57,9 +61,6 @@ def bug_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.Dat
     """One row per line of ``.sprintflow/bugs.ndjson`` (open, transition, reopen events).
 
     Torn or invalid lines are skipped and described in ``problems``.
-
-    Example:
-        >>> bug_rows(".").groupby("event").size()
     """
     problems = [] if problems is None else problems
     records = ({**r, "bug_id": r.get("id")} for r in
@@ -69,41 +70,74 @@ def bug_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.Dat
 
 def score_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
     """One row per scoring run, from the scorer's ``.sprintflow/history/scores.ndjson``.
-
-    Example:
-        >>> score_rows(".")[["skill", "score"]].tail(1)
     """
     problems = [] if problems is None else problems
     # The scorer writes camelCase (ScoreHistoryRow); the history speaks snake_case.
     renames = {"recordedAt": "recorded_at", "promptFile": "prompt_file",
                "promptSha256": "prompt_sha256", "casesSha256": "cases_sha256", "gitSha": "git_sha",
                "durationS": "duration_s", "inputTokens": "input_tokens",
-               "outputTokens": "output_tokens", "costUsd": "cost_usd"}
+               "outputTokens": "output_tokens", "costUsd": "cost_usd", "passAt1": "pass_at_1",
+               "passAtK": "pass_at_k", "passHatK": "pass_hat_k", "epochScores": "epoch_scores",
+               "flakyIds": "flaky_ids"}
     path = WorkspaceLayout(Path(workspace)).scores_file
     records = ({renames.get(k, k): v for k, v in r.items()} for r in _ndjson_records(path, problems)
                if r.get("kind", "score") == "score")
     return _frame(records, SCORE_COLUMNS, ["recorded_at"])
 
 
-def testrun_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
-    """One row per test run in ``.sprintflow/runs/<runId>/result.json`` (recorded_at = file time).
-
-    Example:
-        >>> testrun_rows(".")[["run_id", "failed", "crashed"]]
-    """
-    problems = [] if problems is None else problems
-    records = []
+def _test_run_documents(workspace: Path | str, problems: list[str]) -> list[tuple[dict[str, Any], datetime]]:
+    """Every readable ``runs/<runId>/result.json`` with its file time; unreadable ones go to ``problems``."""
+    documents = []
     for path in sorted(WorkspaceLayout(Path(workspace)).runs_dir.glob("*/result.json")):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-            summary = doc.get("summary") or {}
-            records.append({**{k: doc.get(k) for k in TESTRUN_COLUMNS}, **summary,
-                            "recorded_at": datetime.fromtimestamp(path.stat().st_mtime, UTC)})
-        except (OSError, ValueError, AttributeError) as exc:
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            documents.append((doc, datetime.fromtimestamp(path.stat().st_mtime, UTC)))
+        except (OSError, ValueError) as exc:
             problems.append(f"{path}: unreadable test run: {exc}")
+    return documents
+
+
+def _testrun_frame(documents: list[tuple[dict[str, Any], datetime]]) -> pd.DataFrame:
+    records = []
+    for doc, at in documents:
+        summary: dict[str, Any] = doc["summary"] if isinstance(doc.get("summary"), dict) else {}
+        records.append({**{k: doc.get(k) for k in TESTRUN_COLUMNS}, **summary, "recorded_at": at})
     frame = pd.DataFrame.from_records(records, columns=TESTRUN_COLUMNS)
     frame["recorded_at"] = pd.to_datetime(frame["recorded_at"], utc=True)
     return frame
+
+
+def _unit_test_frame(documents: list[tuple[dict[str, Any], datetime]]) -> pd.DataFrame:
+    runs, times, names, passed = [], [], [], []
+    for doc, at in documents:
+        failed = [f.get("test") for f in doc.get("failures") or [] if isinstance(f, dict)]
+        for outcome, tests in ((True, doc.get("passed_tests") or []), (False, failed)):
+            for name in tests:
+                if isinstance(name, str) and name:
+                    runs.append(doc.get("run_id"))
+                    times.append(at)
+                    names.append(name)
+                    passed.append(outcome)
+    return pd.DataFrame({"run_id": pd.Series(runs, dtype=object),
+                         "recorded_at": pd.to_datetime(pd.Series(times, dtype=object), utc=True),
+                         "test": pd.Series(names, dtype=object), "passed": pd.Series(passed, dtype=bool)})
+
+
+def testrun_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
+    """One row per test run in ``.sprintflow/runs/<runId>/result.json`` (recorded_at = file time).
+    """
+    return _testrun_frame(_test_run_documents(workspace, [] if problems is None else problems))
+
+
+def unit_test_rows(workspace: Path | str, problems: list[str] | None = None) -> pd.DataFrame:
+    """One row per test of every test run: ``run_id, recorded_at, test, passed`` (the flaky-test input).
+
+    A run's ``passed_tests`` are its passes, its ``failures`` its failures;
+    skipped tests are not listed in a TestRun, so they have no row.
+    """
+    return _unit_test_frame(_test_run_documents(workspace, [] if problems is None else problems))
 
 
 def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
@@ -112,9 +146,6 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
 
     Evaluations written before the history existed (or by another tool) still
     count; what the file does not say (hash, executor) stays empty.
-
-    Example:
-        >>> eval_file_rows(".", known_ids=set(history.evals.eval_id)).eval_id.nunique()
     """
     problems = [] if problems is None else problems
     workspace = Path(workspace).resolve()
@@ -143,6 +174,8 @@ class History:
     bugs: pd.DataFrame = field(default_factory=lambda: _frame([], BUG_COLUMNS, ["created_at", "updated_at"]))
     scores: pd.DataFrame = field(default_factory=lambda: _frame([], SCORE_COLUMNS, ["recorded_at"]))
     testruns: pd.DataFrame = field(default_factory=lambda: _frame([], TESTRUN_COLUMNS, ["recorded_at"]))
+    tests: pd.DataFrame = field(default_factory=lambda: _unit_test_frame([]))
+    """One row per test of each test run (:func:`unit_test_rows`)."""
     problems: list[str] = field(default_factory=list)
     """Lines or files that could not be read (skipped, never fatal)."""
 
@@ -160,10 +193,6 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
         since: keep only what happened at or after this date or time (UTC unless given).
         directory: the history folder (default: the workspace's history folder).
         columns: the ``evals`` columns to load (default all); fewer columns, less memory.
-
-    Example:
-        >>> history = load_history(".", since="2026-05-01")
-        >>> len(history.evals), len(history.bugs), history.problems
     """
     workspace = Path(workspace)
     if not workspace.is_dir():
@@ -176,10 +205,12 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     if not files.empty:
         files = _after(files, "timestamp", since)
         evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
+    runs = _test_run_documents(workspace, problems)
     return History(
         evals=evals,
         bugs=_after(bug_rows(workspace, problems), "updated_at", since),
         scores=_after(score_rows(workspace, problems), "recorded_at", since),
-        testruns=_after(testrun_rows(workspace, problems), "recorded_at", since),
+        testruns=_after(_testrun_frame(runs), "recorded_at", since),
+        tests=_after(_unit_test_frame(runs), "recorded_at", since),
         problems=problems,
     )

@@ -2,7 +2,7 @@
 
 Every function takes DataFrames shaped like :mod:`sprintflow.history.dataset`
 loads them (``evals`` in :data:`~sprintflow.history.dataset.EVAL_SCHEMA` columns,
-``bugs``, ``scores``, ``testruns``) and returns a new small DataFrame; none
+``bugs``, ``scores``, ``testruns``, ``tests``) and returns a new small DataFrame; none
 reads files, prints or mutates its input. Notebooks, the HTML report and the
 Prefect artifacts all call these same functions.
 
@@ -11,7 +11,10 @@ Conventions:
       ``skipped`` rows are counted apart, never as a pass.
     * Intervals are Wilson score intervals (95 % by default): honest for small
       counts and for rates near 0 or 1.
-    * Periods are labelled by their first day (weeks start on Monday, UTC).
+    * Periods are labelled by their first day (weeks start on Monday, UTC). The
+      ``*_by_week`` tables are weekly; the newer trend tables take ``freq="auto"``
+      (:func:`auto_freq`: days for up to a month of data, weeks up to two
+      years, months beyond) and call their period column ``period``.
     * A contract is identified by its ``contract_id``; a criterion by
       ``(contract_id, criterion id)`` (criterion ids repeat across contracts).
 """
@@ -23,27 +26,38 @@ import pandas as pd
 
 __all__ = [
     "REPORT_COLUMNS",
+    "auto_freq",
     "bug_activity",
     "bug_summary",
+    "contract_engines",
+    "cost_over_time",
     "cost_per_sprint",
     "coverage_summary",
     "criteria_coverage",
+    "criterion_greens",
+    "criterion_pass_rate",
+    "criterion_time_to_green",
+    "engine_comparison",
     "first_pass_yield",
     "flaky_strategies",
+    "flaky_tests",
     "pass_rate_by_strategy",
     "pass_rate_by_week",
     "period_start",
     "regressions_over_time",
     "score_by_prompt",
+    "score_epochs",
     "score_trends",
     "testrun_trends",
+    "tests_with_hashes",
     "time_to_fix",
     "time_to_green",
     "wilson_interval",
 ]
 
 REPORT_COLUMNS = ["kind", "spec_id", "contract_id", "iteration", "name", "method", "required", "result",
-                  "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd"]
+                  "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd", "engine",
+                  "executor", "test_run"]
 """The ``evals`` columns these functions read: load only these for a big history."""
 
 Z95 = 1.959963984540054
@@ -78,12 +92,42 @@ def period_start(timestamps: pd.Series, freq: str = "W") -> pd.Series:
     naive = pd.to_datetime(timestamps, utc=True).dt.tz_localize(None)
     if freq == "W":  # the common case, without building Period objects for millions of rows
         return naive.dt.normalize() - pd.to_timedelta(naive.dt.day_of_week, unit="D")
+    if freq == "D":
+        return naive.dt.normalize()
+    if freq == "MS":
+        freq = "M"
     return naive.dt.to_period(freq).dt.start_time
+
+
+def auto_freq(timestamps: pd.Series) -> str:
+    """The period that fits the data's span: ``D`` up to 31 days, ``W`` up to two years, else ``MS``.
+
+    A week of data drawn per week is one point; per day it is a trend.
+
+    Example:
+        >>> auto_freq(pd.Series(pd.to_datetime(["2026-01-05", "2026-01-11"])))
+        'D'
+        >>> auto_freq(pd.Series(pd.to_datetime(["2026-01-05", "2026-06-30"])))
+        'W'
+    """
+    if len(timestamps) == 0:
+        return "W"
+    span = pd.Timestamp(timestamps.max()) - pd.Timestamp(timestamps.min())
+    if span <= pd.Timedelta(days=31):
+        return "D"
+    return "W" if span <= pd.Timedelta(days=731) else "MS"
+
+
+def _freq(timestamps: pd.Series, freq: str) -> str:
+    return auto_freq(timestamps) if freq == "auto" else freq
 
 
 def _kind(evals: pd.DataFrame, kind: str, *columns: str) -> pd.DataFrame:
     # Select the columns first: filtering all of a wide frame copies every string column.
-    return evals.loc[evals["kind"] == kind, list(columns)]
+    # A column the frame lacks (a history written before it existed) reads as empty.
+    present = [column for column in columns if column in evals.columns]
+    rows = evals.loc[evals["kind"] == kind, present]
+    return rows.assign(**{column: None for column in columns if column not in present})[list(columns)]
 
 
 def _outcome_counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -113,9 +157,6 @@ def pass_rate_by_strategy(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         One row per strategy: ``strategy, runs, passed, failed, skipped, pass_rate, ci_low, ci_high``,
         worst pass rate first.
-
-    Example:
-        >>> pass_rate_by_strategy(history.evals)[["strategy", "pass_rate"]].head(1)
     """
     strategies = _kind(evals, "strategy", "name", "result").rename(columns={"name": "strategy"})
     table = _outcome_counts(strategies, ["strategy"])
@@ -127,9 +168,6 @@ def pass_rate_by_week(evals: pd.DataFrame, *, by_strategy: bool = True, freq: st
 
     Returns:
         ``week, [strategy,] runs, passed, failed, skipped, pass_rate, ci_low, ci_high``.
-
-    Example:
-        >>> pass_rate_by_week(history.evals, by_strategy=False).tail(4)
     """
     rows = _kind(evals, "strategy" if by_strategy else "evaluation", "name", "result", "timestamp")
     frame = pd.DataFrame({"week": period_start(rows["timestamp"], freq), "result": rows["result"]})
@@ -152,10 +190,6 @@ def first_pass_yield(evals: pd.DataFrame, *, freq: str | None = None) -> pd.Data
 
     Returns:
         ``[week,] contracts, first_pass, yield, ci_low, ci_high``.
-
-    Example:
-        >>> first_pass_yield(history.evals)["yield"].iloc[0]
-        0.5
     """
     first = _first_evaluations(evals)
     frame = pd.DataFrame({"contracts": 1, "first_pass": (first["result"] == "pass").astype(np.int64)},
@@ -177,10 +211,6 @@ def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``contract_id, spec_id, evaluations, iterations, green, iterations_to_green,
         first_at, green_at, hours_to_green``, in order of first evaluation.
-
-    Example:
-        >>> time_to_green(history.evals).iterations_to_green.median()
-        2.0
     """
     rows = _kind(evals, "evaluation", "contract_id", "spec_id", "iteration", "result", "timestamp")
     grouped = rows.groupby("contract_id", sort=False)
@@ -210,9 +240,6 @@ def criteria_coverage(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``contract_id, criterion, method, required, evaluations, passed, failed, skipped,
         automatic, exercised, ever_passed``.
-
-    Example:
-        >>> criteria_coverage(history.evals).query("not exercised")
     """
     rows = _kind(evals, "criterion", "contract_id", "name", "method", "required", "result")
     rows = rows.rename(columns={"name": "criterion"})
@@ -241,9 +268,6 @@ def coverage_summary(coverage: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``measure, criteria, share`` rows: automatic, manual, unknown method,
         never exercised, never passing.
-
-    Example:
-        >>> coverage_summary(criteria_coverage(history.evals)).set_index("measure").share["manual"]
     """
     automatic = coverage["automatic"]
     counts = {
@@ -268,10 +292,6 @@ def flaky_strategies(evals: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``strategy, repeated_hashes`` (hashes run more than once), ``flaky_hashes`` (with both
         outcomes), ``runs``, ``flips``, ``flip_rate`` (flips / comparisons); flakiest first.
-
-    Example:
-        >>> flaky_strategies(history.evals).query("flips > 0").strategy.tolist()
-        ['playwright', 'unit-test']
     """
     rows = _kind(evals, "strategy", "name", "result", "workspace_hash", "cached", "timestamp")
     rows = rows[rows["result"].isin(["pass", "fail"]) & rows["workspace_hash"].notna()
@@ -300,9 +320,6 @@ def regressions_over_time(evals: pd.DataFrame, *, freq: str = "W") -> pd.DataFra
     Returns:
         ``week, evaluations, with_regressions, regressions, share`` (evaluations with at
         least one regression / evaluations).
-
-    Example:
-        >>> regressions_over_time(history.evals).regressions.sum()
     """
     rows = _kind(evals, "evaluation", "regressions", "timestamp")
     found = rows["regressions"].fillna(0).astype(np.int64)
@@ -318,9 +335,6 @@ def bug_activity(bugs: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, opened, fixed, reopened``.
-
-    Example:
-        >>> bug_activity(history.bugs).sum(numeric_only=True)
     """
     frame = pd.DataFrame({
         "week": period_start(bugs["updated_at"], freq),
@@ -336,9 +350,6 @@ def time_to_fix(bugs: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``bug_id, opened_at, fixed_at, hours``, one row per move to ``fixed``.
-
-    Example:
-        >>> time_to_fix(history.bugs).hours.mean()
     """
     events = bugs.sort_values(["bug_id", "updated_at"], kind="stable")
     opened = events["updated_at"].where(events["event"].isin(["open", "reopen"]))
@@ -355,9 +366,6 @@ def bug_summary(bugs: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         One row: ``bugs, opened, fixed, reopened, open_now, mean_hours_to_fix``.
-
-    Example:
-        >>> bug_summary(history.bugs).open_now.iloc[0]
     """
     activity = bug_activity(bugs).sum(numeric_only=True)
     last = bugs.sort_values("updated_at", kind="stable").drop_duplicates("bug_id", keep="last")
@@ -380,9 +388,6 @@ def score_trends(scores: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, skill, prompt_version, runs, score`` (mean), ``min_score, max_score``.
-
-    Example:
-        >>> score_trends(history.scores).query("skill == 'triage'").tail(2)
     """
     frame = pd.DataFrame({"week": period_start(scores["recorded_at"], freq), "skill": scores["skill"],
                           "prompt_version": _prompt_version(scores), "score": scores["score"]})
@@ -396,9 +401,6 @@ def score_by_prompt(scores: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``skill, prompt_version, runs, score, first_seen, last_seen``, by skill then first seen.
-
-    Example:
-        >>> score_by_prompt(history.scores)
     """
     frame = scores.assign(prompt_version=_prompt_version(scores))
     table = frame.groupby(["skill", "prompt_version"]).agg(
@@ -412,9 +414,6 @@ def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``contract_id, evaluations, tokens, cost_usd, cost_per_evaluation``, costliest first.
-
-    Example:
-        >>> cost_per_sprint(history.evals).cost_usd.sum()
     """
     rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd")
     grouped = rows.groupby("contract_id")
@@ -431,9 +430,6 @@ def testrun_trends(testruns: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
 
     Returns:
         ``week, runs, crashed, tests, failed, failure_rate, acceptance_coverage`` (mean).
-
-    Example:
-        >>> testrun_trends(history.testruns).failure_rate.iloc[-1]
     """
     frame = pd.DataFrame({
         "week": period_start(testruns["recorded_at"], freq), "runs": 1,
@@ -447,3 +443,303 @@ def testrun_trends(testruns: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
                                       acceptance_coverage=("acceptance_coverage", "mean")).reset_index()
     table.insert(5, "failure_rate", table["failed"] / table["tests"].where(table["tests"] > 0))
     return table
+
+
+# --------------------------------------------------------------------------- per criterion
+
+
+def criterion_pass_rate(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFrame:
+    """Pass rate of each criterion id per period, over every contract that has it.
+
+    Criterion ids repeat across contracts (``sc-1-1`` …): the trend of one id
+    tells how that kind of check fares; filter ``evals`` by contract first for one
+    contract's criteria.
+
+    Returns:
+        ``period, criterion, runs, passed, failed, skipped, pass_rate, ci_low, ci_high``.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "criterion", "name": ["sc-1", "sc-1", "sc-1"],
+        ...     "result": ["fail", "pass", "pass"],
+        ...     "timestamp": pd.to_datetime(["2026-01-05", "2026-01-06", "2026-01-06"], utc=True)})
+        >>> criterion_pass_rate(frame)[["period", "passed", "runs"]].to_dict("records")[1]
+        {'period': Timestamp('2026-01-06 00:00:00'), 'passed': 2, 'runs': 2}
+    """
+    rows = _kind(evals, "criterion", "name", "result", "timestamp")
+    frame = pd.DataFrame({"period": period_start(rows["timestamp"], _freq(rows["timestamp"], freq)),
+                          "criterion": rows["name"], "result": rows["result"]})
+    return _outcome_counts(frame, ["period", "criterion"])
+
+
+def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
+    """Per (contract, criterion): when first evaluated, when and at which iteration it first passed.
+
+    Returns:
+        ``contract_id, criterion, first_at, evaluations, green_at, iterations_to_green`` (empty when
+        it never passed).
+    """
+    rows = _kind(evals, "criterion", "contract_id", "name", "iteration", "result", "timestamp")
+    rows = rows.rename(columns={"name": "criterion"})
+    keys = ["contract_id", "criterion"]
+    grouped = rows.groupby(keys, sort=True, observed=True)
+    table = pd.DataFrame({"first_at": grouped["timestamp"].min(), "evaluations": grouped.size()})
+    passes = rows[rows["result"] == "pass"].sort_values(["timestamp", "iteration"], kind="stable")
+    green = passes.drop_duplicates(keys).set_index(keys)
+    table["green_at"] = green["timestamp"].reindex(table.index)
+    table["iterations_to_green"] = green["iteration"].reindex(table.index).astype("Float64")
+    return table.reset_index()
+
+
+def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per criterion id: in how many contracts it went green, after how many iterations and hours.
+
+    A criterion goes green at the first evaluation where it passed; its clock
+    starts at the first evaluation that judged it. ``greens``: :func:`criterion_greens` of the
+    same ``evals``, when the caller has it already.
+
+    Returns:
+        ``criterion, contracts, green, green_rate, ci_low, ci_high, median_iterations_to_green,
+        mean_iterations_to_green, median_hours_to_green``, slowest (lowest green rate) first.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "criterion", "contract_id": ["A", "A", "B"],
+        ...     "name": "sc-1", "iteration": [1, 2, 1], "result": ["fail", "pass", "fail"],
+        ...     "timestamp": pd.to_datetime(["2026-01-05 10:00", "2026-01-05 12:00", "2026-01-06 09:00"], utc=True)})
+        >>> criterion_time_to_green(frame)[["contracts", "green", "median_hours_to_green"]].to_dict("records")
+        [{'contracts': 2, 'green': 1, 'median_hours_to_green': 2.0}]
+    """
+    greens = (criterion_greens(evals) if greens is None else greens).copy()
+    greens["green"] = greens["green_at"].notna()
+    greens["hours"] = (greens["green_at"] - greens["first_at"]).dt.total_seconds() / 3600
+    grouped = greens.groupby("criterion", sort=True, observed=True)
+    table = pd.DataFrame({
+        "contracts": grouped.size(), "green": grouped["green"].sum().astype(np.int64),
+        "median_iterations_to_green": grouped["iterations_to_green"].median().astype(float),
+        "mean_iterations_to_green": grouped["iterations_to_green"].mean().astype(float),
+        "median_hours_to_green": grouped["hours"].median(),
+    }).reset_index()
+    table = _with_rate(table, "green", "contracts", "green_rate")
+    columns = ["criterion", "contracts", "green", "green_rate", "ci_low", "ci_high", "median_iterations_to_green",
+               "mean_iterations_to_green", "median_hours_to_green"]
+    return table[columns].sort_values(["green_rate", "criterion"], kind="stable", ignore_index=True)
+
+
+# --------------------------------------------------------------------------- cost over time and engines
+
+
+def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Tokens and cost per period: per sprint and per passed criterion.
+
+    A sprint (contract) counts in the period of its first evaluation; a
+    criterion counts as passed in the period where it first passed (per
+    contract), so a criterion that keeps passing is paid for once. The cost of
+    a period is what its evaluations reported. Periods without any reported
+    cost keep empty cost columns. ``greens``: :func:`criterion_greens` of the same ``evals``,
+    when the caller has it already.
+
+    Returns:
+        ``period, evaluations, sprints, tokens, cost_usd, passed_criteria, cost_per_sprint,
+        tokens_per_sprint, cost_per_passed_criterion, tokens_per_passed_criterion``.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": ["evaluation", "criterion"], "contract_id": "A", "name": [None, "sc-1"],
+        ...     "iteration": 1, "result": "pass", "tokens": [1000, None], "cost_usd": [0.5, None],
+        ...     "timestamp": pd.to_datetime(["2026-01-05", "2026-01-05"], utc=True)})
+        >>> cost_over_time(frame)[["sprints", "passed_criteria", "cost_per_passed_criterion"]].to_dict("records")
+        [{'sprints': 1, 'passed_criteria': 1, 'cost_per_passed_criterion': 0.5}]
+    """
+    rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd", "timestamp")
+    freq = _freq(evals["timestamp"], freq)
+    frame = pd.DataFrame({"period": period_start(rows["timestamp"], freq), "contract_id": rows["contract_id"],
+                          "tokens": rows["tokens"], "cost_usd": rows["cost_usd"]})
+    grouped = frame.groupby("period", sort=True)
+    table = pd.DataFrame({"evaluations": grouped.size(),
+                          "tokens": grouped["tokens"].sum(min_count=1).astype(float),
+                          "cost_usd": grouped["cost_usd"].sum(min_count=1).astype(float)})
+    started = period_start(_first_evaluations(evals)["timestamp"], freq).value_counts()
+    table.insert(1, "sprints", started.reindex(table.index).fillna(0).astype(np.int64))
+    greens = (criterion_greens(evals) if greens is None else greens).dropna(subset=["green_at"])
+    passed = period_start(greens["green_at"], freq).value_counts()
+    table["passed_criteria"] = passed.reindex(table.index).fillna(0).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sprints = table["sprints"].where(table["sprints"] > 0)
+        table["cost_per_sprint"] = table["cost_usd"] / sprints
+        table["tokens_per_sprint"] = table["tokens"] / sprints
+        criteria = table["passed_criteria"].where(table["passed_criteria"] > 0)
+        table["cost_per_passed_criterion"] = table["cost_usd"] / criteria
+        table["tokens_per_passed_criterion"] = table["tokens"] / criteria
+    return table.rename_axis("period").reset_index()
+
+
+UNKNOWN_ENGINE = "(not reported)"
+"""The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
+
+
+def contract_engines(evals: pd.DataFrame) -> pd.Series:
+    """Each contract's engine: the one its first evaluation recorded (``(not reported)`` when none did).
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "contract_id": ["A", "A"], "engine": ["codex", "claude"],
+        ...     "iteration": [1, 2], "timestamp": pd.to_datetime(["2026-01-05", "2026-01-06"], utc=True)})
+        >>> contract_engines(frame).to_dict()
+        {'A': 'codex'}
+    """
+    rows = _kind(evals, "evaluation", "contract_id", "engine", "iteration", "timestamp")
+    first = rows.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("contract_id")
+    engines = first.set_index("contract_id")["engine"].astype(object)
+    return engines.where(engines.notna(), UNKNOWN_ENGINE).rename("engine")
+
+
+def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Engine A vs engine B: what analysts compare when they choose an agent.
+
+    Evaluations count under the engine they recorded; contracts (sprints) under
+    the engine of their first evaluation. Cost is what the engines reported.
+    ``to_green``: :func:`time_to_green` of the same ``evals``, when the caller has it already.
+
+    Returns:
+        One row per engine: ``engine, evaluations, passed, pass_rate, ci_low, ci_high, sprints,
+        first_pass, first_pass_yield, green, green_rate, green_ci_low, green_ci_high,
+        median_iterations_to_green, mean_iterations_to_green, cost_usd, tokens, cost_per_sprint,
+        cost_per_green_sprint``, best pass rate first.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "contract_id": ["A", "A", "B"], "spec_id": "s",
+        ...     "engine": ["codex", "codex", "claude"], "iteration": [1, 2, 1], "result": ["fail", "pass", "pass"],
+        ...     "tokens": 100, "cost_usd": [0.1, 0.1, 0.3],
+        ...     "timestamp": pd.to_datetime(["2026-01-05", "2026-01-06", "2026-01-05"], utc=True)})
+        >>> table = engine_comparison(frame)
+        >>> table[["engine", "pass_rate", "mean_iterations_to_green", "cost_per_sprint"]].to_dict("records")[1]
+        {'engine': 'codex', 'pass_rate': 0.5, 'mean_iterations_to_green': 2.0, 'cost_per_sprint': 0.2}
+    """
+    rows = _kind(evals, "evaluation", "engine", "result", "tokens", "cost_usd")
+    named = rows["engine"].astype(object)
+    frame = pd.DataFrame({"engine": named.where(named.notna(), UNKNOWN_ENGINE), "result": rows["result"]})
+    table = _outcome_counts(frame, ["engine"]).rename(columns={"runs": "evaluations"})
+    table = table.drop(columns=["failed", "skipped"]).set_index("engine")
+    green = (time_to_green(evals) if to_green is None else to_green).set_index("contract_id")
+    first = _first_evaluations(evals).set_index("contract_id")
+    green["engine"] = contract_engines(evals).reindex(green.index)
+    green["first_pass"] = (first["result"] == "pass").reindex(green.index).astype(np.int64)
+    costs = cost_per_sprint(evals).set_index("contract_id")
+    green["cost_usd"], green["tokens"] = costs["cost_usd"], costs["tokens"]
+    by_engine = green.groupby("engine", sort=True)
+    table["sprints"] = by_engine.size()
+    table["first_pass"] = by_engine["first_pass"].sum()
+    table["green"] = by_engine["green"].sum()
+    table["median_iterations_to_green"] = by_engine["iterations_to_green"].median().astype(float)
+    table["mean_iterations_to_green"] = by_engine["iterations_to_green"].mean().astype(float)
+    table["cost_usd"] = by_engine["cost_usd"].sum(min_count=1).astype(float)
+    table["tokens"] = by_engine["tokens"].sum(min_count=1).astype(float)
+    table = table.reset_index().fillna({"sprints": 0, "first_pass": 0, "green": 0})
+    table = table.astype({"sprints": np.int64, "first_pass": np.int64, "green": np.int64})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["first_pass_yield"] = np.where(table["sprints"] > 0, table["first_pass"] / table["sprints"], np.nan)
+        table["green_rate"] = np.where(table["sprints"] > 0, table["green"] / table["sprints"], np.nan)
+        table["cost_per_sprint"] = table["cost_usd"] / table["sprints"].where(table["sprints"] > 0)
+        table["cost_per_green_sprint"] = table["cost_usd"] / table["green"].where(table["green"] > 0)
+    table["green_ci_low"], table["green_ci_high"] = wilson_interval(table["green"], table["sprints"])
+    columns = ["engine", "evaluations", "passed", "pass_rate", "ci_low", "ci_high", "sprints", "first_pass",
+               "first_pass_yield", "green", "green_rate", "green_ci_low", "green_ci_high",
+               "median_iterations_to_green", "mean_iterations_to_green", "cost_usd", "tokens", "cost_per_sprint",
+               "cost_per_green_sprint"]
+    return table[columns].sort_values(["pass_rate", "engine"], ascending=[False, True], kind="stable",
+                                      ignore_index=True)
+
+
+# --------------------------------------------------------------------------- flaky tests
+
+
+def tests_with_hashes(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """Test outcomes with the content hash and contract of the evaluation whose unit-test run produced them.
+
+    ``tests`` has one row per test of a TestRun (``run_id, test, passed``, see
+    :func:`sprintflow.history.sources.test_rows`); strategy rows of ``evals``
+    name their TestRun in ``test_run``. Outcomes of runs no evaluation names
+    (the tester's own runs, runs recorded before ``test_run`` existed) have no hash.
+
+    Returns:
+        ``tests`` plus ``workspace_hash, contract_id, timestamp, engine, executor``.
+    """
+    strategy = _kind(evals, "strategy", "test_run", "workspace_hash", "contract_id", "timestamp", "executor") \
+        if "test_run" in evals else pd.DataFrame(columns=["test_run", "workspace_hash", "contract_id",
+                                                          "timestamp", "executor"])
+    linked = strategy[strategy["test_run"].notna()].astype({"test_run": object})
+    linked = linked.drop_duplicates("test_run").set_index("test_run")
+    engines = contract_engines(evals) if "engine" in evals else pd.Series(dtype=object)
+    out = tests.copy()
+    run = out["run_id"].astype(object)
+    for column in ("workspace_hash", "contract_id", "timestamp", "executor"):
+        out[column] = run.map(linked[column].astype(object)) if len(linked) else None
+    out["timestamp"] = pd.to_datetime(out["timestamp"].where(out["timestamp"].notna(), out["recorded_at"]),
+                                      utc=True)
+    out["engine"] = out["contract_id"].map(engines) if len(engines) else None
+    return out
+
+
+def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """Tests whose outcome changed on the same workspace content hash, ranked by flip rate.
+
+    Within each (test, hash) the runs in time order are compared with the one
+    before: a different outcome is a flip. ``flip_rate = flips / comparisons``
+    with its Wilson interval, so a test that flipped once in two runs ranks
+    with an honest, wide interval below one that flipped 40 times in 80.
+
+    Returns:
+        ``test, runs, repeated_hashes, flaky_hashes, comparisons, flips, flip_rate, ci_low, ci_high,
+        last_seen``, flakiest first (then by the interval's lower bound); only tests run more than
+        once on one hash.
+    """
+    linked = tests_with_hashes(evals, tests)
+    linked = linked[linked["workspace_hash"].notna()]
+    return _flip_table(pd.DataFrame({"test": linked["test"], "hash": linked["workspace_hash"],
+                                     "passed": linked["passed"].astype(bool), "at": linked["timestamp"]}))
+
+
+def _flip_table(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = ["test", "runs", "repeated_hashes", "flaky_hashes", "comparisons", "flips", "flip_rate", "ci_low",
+               "ci_high", "last_seen"]
+    frame = frame[frame.duplicated(["test", "hash"], keep=False)]
+    if frame.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    frame = frame.sort_values(["test", "hash", "at"], kind="stable")
+    same = frame[["test", "hash"]].eq(frame[["test", "hash"]].shift()).all(axis=1)
+    frame = frame.assign(flip=same & frame["passed"].ne(frame["passed"].shift()))
+    per_hash = frame.groupby(["test", "hash"], observed=True).agg(
+        runs=("passed", "size"), passes=("passed", "sum"), flips=("flip", "sum"), last=("at", "max"))
+    per_hash["flaky"] = (per_hash["passes"] > 0) & (per_hash["passes"] < per_hash["runs"])
+    table = per_hash.groupby("test", observed=True).agg(
+        runs=("runs", "sum"), repeated_hashes=("runs", "size"), flaky_hashes=("flaky", "sum"),
+        flips=("flips", "sum"), last_seen=("last", "max"))
+    table["comparisons"] = table["runs"] - table["repeated_hashes"]
+    table = table.astype({"flaky_hashes": np.int64, "flips": np.int64}).reset_index()
+    table = _with_rate(table, "flips", "comparisons", "flip_rate")
+    return table[columns].sort_values(["flip_rate", "ci_low", "test"], ascending=[False, False, True],
+                                      kind="stable", ignore_index=True)
+
+
+# --------------------------------------------------------------------------- scorer epochs
+
+
+def score_epochs(scores: pd.DataFrame) -> pd.DataFrame:
+    """Each scoring run that ran its cases over several epochs: pass@1, pass@K, pass^K and the spread.
+
+    Returns:
+        ``recorded_at, skill, prompt_version, epochs, pass_at_1, pass_at_k, pass_hat_k, flaky_cases,
+        min_epoch_score, max_epoch_score``, oldest first.
+    """
+    columns = ["recorded_at", "skill", "prompt_version", "epochs", "pass_at_1", "pass_at_k", "pass_hat_k",
+               "flaky_cases", "min_epoch_score", "max_epoch_score"]
+    if "epochs" not in scores:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    runs = scores[pd.to_numeric(scores["epochs"], errors="coerce").fillna(1) > 1]
+    epoch_scores = runs["epoch_scores"].map(lambda values: values if isinstance(values, list) and values else [np.nan])
+    table = pd.DataFrame({
+        "recorded_at": runs["recorded_at"], "skill": runs["skill"], "prompt_version": _prompt_version(runs),
+        "epochs": runs["epochs"].astype(np.int64), "pass_at_1": runs["pass_at_1"].astype(float),
+        "pass_at_k": runs["pass_at_k"].astype(float), "pass_hat_k": runs["pass_hat_k"].astype(float),
+        "flaky_cases": runs["flaky_ids"].map(lambda ids: len(ids) if isinstance(ids, list) else 0),
+        "min_epoch_score": epoch_scores.map(min).astype(float),
+        "max_epoch_score": epoch_scores.map(max).astype(float),
+    })
+    return table[columns].sort_values("recorded_at", kind="stable", ignore_index=True)

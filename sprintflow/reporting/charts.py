@@ -4,11 +4,6 @@ Each function takes the table a :mod:`sprintflow.reporting.analytics` function
 returned and gives a :class:`matplotlib.figure.Figure` (None when the table
 is empty). Figures are built without pyplot, so nothing global changes and
 any backend (Agg here, inline in a notebook) can draw them.
-
-Example:
-    >>> fig = pass_rate_trend(pass_rate_by_week(evals, by_strategy=False), first_pass_yield(evals, freq="W"))
-    >>> to_svg(fig)[:4]
-    '<svg'
 """
 
 from __future__ import annotations
@@ -17,13 +12,19 @@ import io
 
 import matplotlib
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 __all__ = [
     "bug_activity_chart",
     "cost_chart",
+    "cost_trend_chart",
     "coverage_chart",
+    "criterion_trend_chart",
+    "engine_chart",
+    "flaky_tests_chart",
     "flakiness_chart",
     "iterations_to_green_chart",
     "pass_rate_trend",
@@ -42,10 +43,6 @@ _STYLE = {"svg.fonttype": "none", "svg.hashsalt": "sprintflow", "font.size": 9,
 
 def to_svg(fig: Figure) -> str:
     """The figure as an ``<svg>`` element to inline in HTML (no XML prolog, no date).
-
-    Example:
-        >>> to_svg(strategy_pass_rates(pass_rate_by_strategy(evals))).startswith("<svg")
-        True
     """
     buffer = io.StringIO()
     with matplotlib.rc_context(_STYLE):
@@ -55,7 +52,7 @@ def to_svg(fig: Figure) -> str:
 
 
 def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates: bool = False
-            ) -> tuple[Figure, object]:
+            ) -> tuple[Figure, Axes]:
     """A figure with one axes and margins fixed in inches (a layout engine would double the cost).
 
     Args:
@@ -76,6 +73,26 @@ def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates
     return fig, axes
 
 
+def _date_axis(axes, dates: pd.Series) -> None:
+    """Ticks and limits that fit the data: a week of data shows days, never a span of years.
+
+    matplotlib pads a single date by years on each side; pad by half a day (or 4% of the span) instead.
+    """
+    locator = AutoDateLocator(minticks=3, maxticks=9)
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    first, last = pd.Timestamp(dates.min()), pd.Timestamp(dates.max())
+    pad = max((last - first) * 0.04, pd.Timedelta(hours=12))
+    axes.set_xlim(first - pad, last + pad)
+
+
+def _interval(axes, x: pd.Series, rate: pd.Series, low: pd.Series, high: pd.Series, **style) -> None:
+    """A 95 % band, and error bars at each point so one point or a tiny sample still shows its interval."""
+    axes.fill_between(x, low, high, alpha=0.2, label="95% interval", **style)
+    axes.errorbar(x, rate, yerr=[(rate - low).clip(lower=0), (high - rate).clip(lower=0)], fmt="none",
+                  elinewidth=1, capsize=2, alpha=0.6, **style)
+
+
 def _percent_axis(axes, *, axis: str = "y") -> None:
     target = axes.yaxis if axis == "y" else axes.xaxis
     target.set_major_formatter(PercentFormatter(1.0))
@@ -88,44 +105,37 @@ def pass_rate_trend(by_week: pd.DataFrame, yield_by_week: pd.DataFrame | None = 
     Args:
         by_week: ``pass_rate_by_week(evals, by_strategy=False)``.
         yield_by_week: ``first_pass_yield(evals, freq="W")``.
-
-    Example:
-        >>> pass_rate_trend(pass_rate_by_week(evals, by_strategy=False), first_pass_yield(evals, freq="W"))
     """
     if by_week.empty:
         return None
-    fig, axes = _figure("Is the agent getting better? Evaluation pass rate per week", dates=True)
-    axes.fill_between(by_week["week"], by_week["ci_low"], by_week["ci_high"], alpha=0.2, label="95% interval")
+    fig, axes = _figure("Is the agent getting better? Evaluation pass rate per period", dates=True)
+    _interval(axes, by_week["week"], by_week["pass_rate"], by_week["ci_low"], by_week["ci_high"], color="tab:blue")
     axes.plot(by_week["week"], by_week["pass_rate"], marker="o", markersize=3, label="evaluations passing")
     if yield_by_week is not None and not yield_by_week.empty:
         axes.plot(yield_by_week["week"], yield_by_week["yield"], marker="s", markersize=3,
                   linestyle="--", label="first-pass yield")
     _percent_axis(axes)
+    _date_axis(axes, by_week["week"])
     axes.legend(loc="lower right", fontsize=8)
     return fig
 
 
 def strategy_trends(by_week: pd.DataFrame) -> Figure | None:
     """One line per strategy: weekly pass rate (``pass_rate_by_week(evals)``).
-
-    Example:
-        >>> strategy_trends(pass_rate_by_week(evals))
     """
     if by_week.empty:
         return None
-    fig, axes = _figure("Pass rate per strategy and week", dates=True)
+    fig, axes = _figure("Pass rate per strategy and period", dates=True)
     for strategy, rows in by_week.groupby("strategy", sort=True):
         axes.plot(rows["week"], rows["pass_rate"], marker="o", markersize=2, label=str(strategy))
     _percent_axis(axes)
+    _date_axis(axes, by_week["week"])
     axes.legend(loc="lower right", fontsize=7, ncols=3)
     return fig
 
 
 def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
     """Horizontal bars: each strategy's pass rate with its interval (``pass_rate_by_strategy``).
-
-    Example:
-        >>> strategy_pass_rates(pass_rate_by_strategy(evals))
     """
     if by_strategy.empty:
         return None
@@ -140,9 +150,6 @@ def strategy_pass_rates(by_strategy: pd.DataFrame) -> Figure | None:
 
 def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
     """How many iterations contracts needed to pass, and how many never did (``time_to_green``).
-
-    Example:
-        >>> iterations_to_green_chart(time_to_green(evals))
     """
     if to_green.empty:
         return None
@@ -159,9 +166,6 @@ def iterations_to_green_chart(to_green: pd.DataFrame) -> Figure | None:
 
 def coverage_chart(summary: pd.DataFrame) -> Figure | None:
     """Shares of criteria by verification and outcome (``coverage_summary``).
-
-    Example:
-        >>> coverage_chart(coverage_summary(criteria_coverage(evals)))
     """
     if summary.empty or summary["criteria"].sum() == 0:
         return None
@@ -174,9 +178,6 @@ def coverage_chart(summary: pd.DataFrame) -> Figure | None:
 
 def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
     """Flip rate per strategy on unchanged content (``flaky_strategies``).
-
-    Example:
-        >>> flakiness_chart(flaky_strategies(evals))
     """
     if flaky.empty:
         return None
@@ -190,37 +191,30 @@ def flakiness_chart(flaky: pd.DataFrame) -> Figure | None:
 
 def regressions_chart(regressions: pd.DataFrame) -> Figure | None:
     """Regressions reported per week (``regressions_over_time``).
-
-    Example:
-        >>> regressions_chart(regressions_over_time(evals))
     """
     if regressions.empty:
         return None
     fig, axes = _figure("Regressions per week", (7.5, 2.6), dates=True)
     axes.bar(regressions["week"], regressions["regressions"], width=5, color="tab:red")
+    _date_axis(axes, regressions["week"])
     return fig
 
 
 def bug_activity_chart(activity: pd.DataFrame) -> Figure | None:
     """Bugs opened, fixed and reopened per week (``bug_activity``).
-
-    Example:
-        >>> bug_activity_chart(bug_activity(history.bugs))
     """
     if activity.empty:
         return None
     fig, axes = _figure("Bugs per week", (7.5, 2.6), dates=True)
     for column, style in (("opened", "-"), ("fixed", "--"), ("reopened", ":")):
         axes.plot(activity["week"], activity[column], linestyle=style, marker="o", markersize=2, label=column)
+    _date_axis(axes, activity["week"])
     axes.legend(fontsize=8)
     return fig
 
 
 def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
     """Scorer score per skill over time, one line per prompt version (``score_trends``).
-
-    Example:
-        >>> score_trend_chart(score_trends(history.scores))
     """
     if trends.empty:
         return None
@@ -228,15 +222,13 @@ def score_trend_chart(trends: pd.DataFrame) -> Figure | None:
     for (skill, version), rows in trends.groupby(["skill", "prompt_version"], sort=True):
         axes.plot(rows["week"], rows["score"], marker="o", markersize=3, label=f"{skill} @ {version}")
     _percent_axis(axes)
+    _date_axis(axes, trends["week"])
     axes.legend(fontsize=7, loc="lower right")
     return fig
 
 
 def cost_chart(costs: pd.DataFrame) -> Figure | None:
     """Distribution of cost per sprint (``cost_per_sprint``); None when no engine reported cost.
-
-    Example:
-        >>> cost_chart(cost_per_sprint(evals))
     """
     known = costs["cost_usd"].dropna()
     if known.empty:
@@ -249,9 +241,6 @@ def cost_chart(costs: pd.DataFrame) -> Figure | None:
 
 def testrun_chart(trends: pd.DataFrame) -> Figure | None:
     """Failure rate and acceptance coverage of test runs per week (``testrun_trends``).
-
-    Example:
-        >>> testrun_chart(testrun_trends(history.testruns))
     """
     if trends.empty:
         return None
@@ -259,5 +248,72 @@ def testrun_chart(trends: pd.DataFrame) -> Figure | None:
     axes.plot(trends["week"], trends["failure_rate"], marker="o", markersize=3, label="failed tests")
     axes.plot(trends["week"], trends["acceptance_coverage"], linestyle="--", label="acceptance coverage")
     _percent_axis(axes)
+    _date_axis(axes, trends["week"])
     axes.legend(fontsize=8)
+    return fig
+
+
+def criterion_trend_chart(trend: pd.DataFrame) -> Figure | None:
+    """One line per criterion id: its pass rate per period (``criterion_pass_rate``).
+    """
+    if trend.empty:
+        return None
+    fig, axes = _figure("Pass rate per criterion", dates=True)
+    for criterion, rows in trend.groupby("criterion", sort=True, observed=True):
+        axes.plot(rows["period"], rows["pass_rate"], marker="o", markersize=2, label=str(criterion))
+    _percent_axis(axes)
+    _date_axis(axes, trend["period"])
+    axes.legend(loc="lower right", fontsize=7, ncols=4)
+    return fig
+
+
+def cost_trend_chart(costs: pd.DataFrame) -> Figure | None:
+    """Cost per sprint and per passed criterion, per period (``cost_over_time``); None without costs.
+    """
+    if costs.empty or costs["cost_usd"].notna().sum() == 0:
+        return None
+    fig, axes = _figure("Cost per sprint and per passed criterion (USD)", dates=True)
+    axes.plot(costs["period"], costs["cost_per_sprint"], marker="o", markersize=3, label="per sprint")
+    axes.plot(costs["period"], costs["cost_per_passed_criterion"], marker="s", markersize=3, linestyle="--",
+              label="per passed criterion")
+    _date_axis(axes, costs["period"])
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize=8)
+    return fig
+
+
+def engine_chart(engines: pd.DataFrame) -> Figure | None:
+    """Engine A vs engine B: evaluation pass rate and sprints green, with intervals (``engine_comparison``).
+    """
+    if engines.empty:
+        return None
+    fig, axes = _figure("Engines: evaluations passing and sprints going green (95% intervals)",
+                        (7.5, 1.1 + 0.45 * len(engines)), labels=engines["engine"])
+    positions = range(len(engines))
+    for offset, (rate, low, high, label) in enumerate((("pass_rate", "ci_low", "ci_high", "evaluations passing"),
+                                                       ("green_rate", "green_ci_low", "green_ci_high",
+                                                        "sprints green"))):
+        y = [p + 0.2 * (1 - 2 * offset) for p in positions]
+        errors = [(engines[rate] - engines[low]).clip(lower=0), (engines[high] - engines[rate]).clip(lower=0)]
+        axes.barh(y, engines[rate], height=0.38, xerr=errors, capsize=3, label=label)
+    axes.set_yticks(list(positions), engines["engine"].astype(str))
+    _percent_axis(axes, axis="x")
+    axes.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def flaky_tests_chart(flaky: pd.DataFrame, top: int = 15) -> Figure | None:
+    """The flakiest tests' flip rates with their intervals (``flaky_tests``).
+    """
+    shown = flaky.head(top)
+    if shown.empty:
+        return None
+    names = shown["test"].astype(str).str.slice(-48)
+    fig, axes = _figure("Flaky tests: flip rate on the same workspace hash (95% interval)",
+                        (7.5, 0.9 + 0.3 * len(shown)), labels=names)
+    rate = shown["flip_rate"].astype(float)
+    errors = [(rate - shown["ci_low"]).clip(lower=0), (shown["ci_high"] - rate).clip(lower=0)]
+    axes.barh(names, rate, xerr=errors, capsize=3, color="tab:orange")
+    axes.invert_yaxis()
+    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
     return fig

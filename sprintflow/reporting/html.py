@@ -1,140 +1,160 @@
-"""The report as one self-contained HTML page: inline CSS, inline SVG charts, no script, no network.
+"""The report as one interactive HTML file that opens from disk: no server, no network.
 
-Open it from disk, mail it, archive it: nothing is loaded from anywhere.
+Everything is inline: the vega, vega-lite and vega-embed bundles (see
+:mod:`sprintflow.reporting.views` for why Vega-Lite), the specification with
+its day-level cubes, and the sample of evaluations the drill-down lists. The
+filter bar (dates, contract, engine, strategy, criterion, executor, rows per
+table) drives every chart and table; clicking a point or a bar lists the
+evaluations behind it, and each opens with its EvalResult summary, feedback
+items and diagnostics. The only hand-written script is that drill-down list
+(``drill.js`` beside this module): the charts are the library's.
 
-Example:
-    >>> html = render_html(build_report(load_history(".")))
-    >>> "<svg" in html and "http" not in html.split("<body")[0]
-    True
+The bundles are built once per vl-convert version and kept in the user's
+cache folder (``$XDG_CACHE_HOME/sprintflow``, else ``~/.cache/sprintflow``):
+building them takes vl-convert about 2 s.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
-from dataclasses import dataclass
+import json
+import os
+from functools import lru_cache
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
 
-import pandas as pd
-from matplotlib.figure import Figure
-
-from sprintflow.reporting import charts
+from sprintflow.io.files import atomic_write_text
+from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
 from sprintflow.reporting.report import Report
+from sprintflow.reporting.views import PICKS, page_spec
 
-__all__ = ["SECTIONS", "Section", "render_html"]
+__all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]
 
-HTML_ROWS = 25
-"""Rows shown per table in the page; the CSV and Parquet exports hold all of them."""
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    intro: str
-    charts: tuple[Callable[[dict[str, pd.DataFrame]], Figure | None], ...]
-    tables: tuple[str, ...]
-
-
-SECTIONS = (
-    Section("Pass rate", "Share of decided outcomes (pass / (pass + fail)) with 95% Wilson intervals; "
-            "skipped results are counted apart.",
-            (lambda t: charts.pass_rate_trend(t["pass-rate-by-week"], t["first-pass-yield-by-week"]),
-             lambda t: charts.strategy_pass_rates(t["pass-rate-by-strategy"]),
-             lambda t: charts.strategy_trends(t["strategy-pass-rate-by-week"])),
-            ("pass-rate-by-strategy", "pass-rate-by-week")),
-    Section("First-pass yield and time to green", "A contract's first evaluation passing, and how many "
-            "iterations and hours it took to pass at all.",
-            (lambda t: charts.iterations_to_green_chart(t["time-to-green"]),),
-            ("first-pass-yield", "first-pass-yield-by-week", "time-to-green")),
-    Section("Criteria coverage", "How success criteria were verified; 'never exercised' ones were only ever "
-            "skipped, 'never passing' ones ran and never passed.",
-            (lambda t: charts.coverage_chart(t["criteria-coverage-summary"]),),
-            ("criteria-coverage-summary", "criteria-coverage")),
-    Section("Flaky strategies", "Fresh runs (not cached) of a strategy on the same workspace content hash "
-            "that disagree: a flip is an outcome different from the run before.",
-            (lambda t: charts.flakiness_chart(t["flaky-strategies"]),), ("flaky-strategies",)),
-    Section("Regressions", "Something that passed in the previous evaluation of a contract and fails now.",
-            (lambda t: charts.regressions_chart(t["regressions-by-week"]),), ("regressions-by-week",)),
-    Section("Bugs", "From bugs.ndjson: opened, fixed and reopened, and the time from (re)opening to the fix.",
-            (lambda t: charts.bug_activity_chart(t["bug-activity"]),),
-            ("bug-summary", "bug-activity", "time-to-fix")),
-    Section("Scorer", "Held-out case scores per skill and prompt version (first 8 hex of its sha256).",
-            (lambda t: charts.score_trend_chart(t["score-trends"]),), ("score-by-prompt", "score-trends")),
-    Section("Tokens and cost", "What the engines reported, summed per sprint (contract).",
-            (lambda t: charts.cost_chart(t["cost-per-sprint"]),), ("cost-per-sprint",)),
-    Section("Test runs", "Unit-test runs of the tester: failed tests and acceptance coverage per week.",
-            (lambda t: charts.testrun_chart(t["testrun-trends"]),), ("testrun-trends",)),
-)
-"""The page, in order: each section's charts, then its tables."""
+PAGE_LIMIT = 9_500_000
+"""Bytes the page may take. The cubes are exact and always fit; past this, the drill-down
+sample loses its oldest evaluations (and their details) until the page fits, and says so."""
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1.5em;color:#1d1d1f}
-h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-h3{font-size:1em;margin:1.2em 0 .4em;font-family:ui-monospace,monospace}
-.meta{color:#666} pre.summary{background:#f5f5f7;padding:1em;border-radius:6px;white-space:pre-wrap}
-figure.chart{margin:1em 0} figure.chart svg{max-width:100%;height:auto}
-table{border-collapse:collapse;font-size:12px;margin:.3em 0 1em}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:right} th{background:#f5f5f7}
-td:first-child,th:first-child{text-align:left} .note{color:#666;font-size:12px}
-nav a{margin-right:1em}
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f}
+header,main,#drill,.problems{padding:0 1.5em;max-width:1400px;margin:0 auto}
+h1{font-size:1.6em;margin:.6em 0 .1em} .meta{color:#666;margin:0}
+pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pre-wrap;font-size:12.5px}
+#filters{position:sticky;top:0;z-index:5;background:#fff;border-bottom:1px solid #ddd;padding:.5em 1.5em;
+ display:flex;flex-wrap:wrap;gap:.4em 1.4em;align-items:center;font-size:13px}
+#filters .vega-bind{display:flex;align-items:center} #filters select{max-width:260px}
+#filters .vega-bind-name{color:#555;margin-right:.3em}
+#charts{margin-top:1em} .note{color:#666;font-size:12px}
+#drill{border-top:2px solid #f58518;margin-top:1em;padding-top:.5em} #drill[hidden]{display:none}
+#drill table,dialog table{border-collapse:collapse;font-size:12px;width:100%}
+#drill th,#drill td,dialog th,dialog td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
+#drill tbody tr{cursor:pointer} #drill tbody tr:hover{background:#fff4e5}
+.pass{color:#2f7d32;font-weight:600} .fail{color:#c62828;font-weight:600} .skipped{color:#777}
+dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
+dialog h3{margin:.8em 0 .3em} dialog pre{white-space:pre-wrap;background:#f5f5f7;padding:.5em;font-size:12px}
 """
 
-_PERCENT = ("rate", "share", "yield", "ci_low", "ci_high", "coverage")
 
 
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Readable cells: rates as percentages, times to the minute, weeks as dates."""
-    shown = frame.copy()
-    for column in shown.columns:
-        values = shown[column]
-        if pd.api.types.is_datetime64_any_dtype(values):
-            fmt = "%Y-%m-%d" if column == "week" else "%Y-%m-%d %H:%M"
-            shown[column] = values.dt.strftime(fmt)
-        elif pd.api.types.is_float_dtype(values) and any(part in column for part in _PERCENT):
-            shown[column] = values.map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-        elif pd.api.types.is_float_dtype(values):
-            shown[column] = values.map(lambda v: "" if pd.isna(v) else f"{v:,.2f}")
-    return shown
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sprintflow"
 
 
-def _table(key: str, frame: pd.DataFrame) -> str:
-    if frame.empty:
-        return f'<h3 id="{key}">{key}</h3><p class="note">No data.</p>'
-    note = (f'<p class="note">First {HTML_ROWS} of {len(frame):,} rows; all of them in csv/{key}.csv.</p>'
-            if len(frame) > HTML_ROWS else "")
-    body = _display(frame.head(HTML_ROWS)).to_html(index=False, na_rep="", border=0, escape=True)
-    return f'<h3 id="{key}">{key}</h3>{body}{note}'
+@lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """The vega + vega-lite + vega-embed JavaScript, for the Vega-Lite version altair writes.
+
+    Built by vl-convert (offline, from the copies it ships) and cached per version on disk.
+    """
+    import altair as alt
+    import vl_convert as vlc
+
+    version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
+    path = _cache_dir() / f"vega-bundle-{metadata.version('vl-convert-python')}-vl{version}.js"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    # The stub omits snippet's default (None: expose vegaEmbed, vega and vegaLite as globals).
+    bundle = vlc.javascript_bundle(vl_version=version)  # type: ignore[call-arg]
+    try:
+        atomic_write_text(path, bundle)
+    except OSError:
+        pass  # a read-only home only costs the next report the same two seconds
+    return bundle
 
 
-def _section(section: Section, tables: dict[str, pd.DataFrame]) -> str:
-    parts = [f"<section><h2>{html.escape(section.title)}</h2><p>{html.escape(section.intro)}</p>"]
-    for draw in section.charts:
-        figure = draw(tables)
-        if figure is not None:
-            parts.append(f'<figure class="chart">{charts.to_svg(figure)}</figure>')
-    parts += [_table(key, tables[key]) for key in section.tables]
-    return "".join(parts) + "</section>"
+def _json(value: Any) -> str:
+    """JSON to embed in a script element: compact, and never closing the element early."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
+
+
+def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], room: int
+         ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The newest sampled evaluations (the sample is newest first) whose JSON, with their details, fits ``room``."""
+    used, kept = 0, 0
+    for record in evaluations:
+        used += len(_json(record)) + len(_json(details.get(record["key"], {}))) + 2
+        if used > room:
+            break
+        kept += 1
+    shown = evaluations[:kept]
+    return shown, {r["key"]: details[r["key"]] for r in shown if r["key"] in details}
 
 
 def render_html(report: Report) -> str:
-    """The whole report as one HTML document.
-
-    Example:
-        >>> Path("report.html").write_text(render_html(report))
+    """The whole report as one self-contained, interactive HTML document.
     """
+    page = report.page
     counts = ", ".join(f"{n:,} {what}" for what, n in report.counts.items())
     since = f" · since {html.escape(report.since)}" if report.since else ""
-    nav = "".join(f'<a href="#s{i}">{html.escape(s.title)}</a>' for i, s in enumerate(SECTIONS))
-    sections = "".join(_section(s, report.tables).replace("<section>", f'<section id="s{i}">', 1)
-                       for i, s in enumerate(SECTIONS))
+    if page is None or not page.totals.get("evaluations"):
+        charts = '<p class="note">No evaluations recorded yet: run <code>sprintflow evaluate</code> first.</p>'
+        data: dict[str, Any] = {"spec": {}, "evaluations": [], "details": {}}
+        script = ""
+    else:
+        charts = ""
+        bundled = f"<script>{vega_bundle()}</script>"
+        spec = page_spec(page)
+        room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
+        evaluations, details = _fit(page.evaluations, page.details, room)
+        data = {"spec": spec, "evaluations": evaluations, "details": details}
+        config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY,
+                  "trimmed": len(evaluations) < len(page.evaluations)}
+        drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
+        script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
+                  f"{bundled}<script>{drill}</script>")
+    contracts = ""
+    if page is not None and page.totals.get("named contracts", 0) < page.totals.get("contracts", 0):
+        contracts = (f" The contract filter lists the {page.totals['named contracts']:,} most recently evaluated of "
+                     f"{page.totals['contracts']:,} contracts; the others are grouped as '(other contracts)'.")
     problems = ""
     if report.problems:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in report.problems[:50])
-        problems = f"<section><h2>Skipped input</h2><ul>{items}</ul></section>"
+        problems = f'<section class="problems"><h2>Skipped input</h2><ul>{items}</ul></section>'
+    tables = " · ".join(f'<a href="csv/{key}.csv">{key}</a>' for key in report.tables)
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>sprintflow report</title><style>{_CSS}</style></head><body>"
-        f"<h1>sprintflow report</h1><p class=\"meta\">{html.escape(report.workspace)} · generated "
+        f"<header><h1>sprintflow report</h1><p class=\"meta\">{html.escape(report.workspace)} · generated "
         f"{html.escape(report.generated_at)}{since} · {counts}</p>"
-        f'<pre class="summary">{html.escape(report.summary_text())}</pre><nav>{nav}</nav>'
-        f"{sections}{problems}</body></html>\n"
+        f'<pre class="summary">{html.escape(report.summary_text())}</pre></header>'
+        f'<div id="filters"></div>'
+        f'<main><p class="note">Every chart and table follows the filters above that apply to it: the strategy '
+        f'and criterion filters narrow what is counted by strategy or criterion (and the headline), the scorer '
+        f'follows the dates only (it runs apart from contracts and engines), bugs the dates and the contract. '
+        f'Rates are passed / (passed + failed) with 95% Wilson intervals; skipped results are counted apart.'
+        f'{contracts}</p>'
+        f'<div id="charts">{charts}</div></main>'
+        '<section id="drill" hidden><h2></h2><p class="note count"></p><table><thead><tr><th>when (UTC)</th>'
+        "<th>contract</th><th>iteration</th><th>engine</th><th>executor</th><th>picked</th><th>evaluation</th>"
+        "<th>failing strategies</th><th>failing criteria</th><th>cost</th></tr></thead><tbody></tbody></table>"
+        "</section>"
+        '<dialog id="evaluation"><button type="button">close</button><div class="body"></div></dialog>'
+        f'{problems}<footer class="note" style="padding:1em 1.5em">Every table in full: {tables} '
+        "(and parquet/)</footer>"
+        f'<script type="application/json" id="sprintflow-spec">{_json(data["spec"])}</script>'
+        f'<script type="application/json" id="sprintflow-evaluations">{_json(data["evaluations"])}</script>'
+        f'<script type="application/json" id="sprintflow-details">{_json(data["details"])}</script>'
+        f"{script}</body></html>\n"
     )

@@ -1,14 +1,10 @@
-"""One report from a history: every reporting table, a short text summary, and the files.
+"""One report from a history: every reporting table, a short text summary, the page data, and the files.
 
-``build_report`` runs the :mod:`~sprintflow.reporting.analytics` functions once;
-the HTML page, the CSV / Parquet exports, the text on stdout and the Prefect
-artifacts are all views of the same :class:`Report`.
-
-Example:
-    >>> report = build_report(load_history("."))
-    >>> print(report.summary_text())
-    >>> write_report(report, "out")["html"]
-    PosixPath('out/report.html')
+``build_report`` runs the :mod:`~sprintflow.reporting.analytics` functions once
+and aggregates the history for the interactive page
+(:mod:`~sprintflow.reporting.explore`); the HTML page, the CSV / Parquet
+exports, the text on stdout and the Prefect artifacts are all views of the
+same :class:`Report`.
 """
 
 from __future__ import annotations
@@ -28,6 +24,7 @@ from sprintflow.history.dataset import write_parquet
 from sprintflow.history.sources import History
 from sprintflow.io.files import atomic_write, atomic_write_text
 from sprintflow.reporting import analytics as r
+from sprintflow.reporting.explore import PageData, build_page_data
 
 __all__ = ["Report", "build_report", "table_records", "write_report"]
 
@@ -44,6 +41,8 @@ class Report:
     counts: dict[str, int] = field(default_factory=dict)
     """Rows read per source: evaluations, strategy results, criterion results, bug events …"""
     problems: list[str] = field(default_factory=list)
+    page: PageData | None = None
+    """What the interactive page embeds (None when built without it)."""
 
     def summary_lines(self) -> list[str]:
         """The short text summary, one finding per line."""
@@ -53,38 +52,53 @@ class Report:
         return "\n".join(self.summary_lines()) + "\n"
 
 
-def build_report(history: History, *, workspace: str = "", since: str | None = None) -> Report:
-    """Run every reporting function over ``history``.
+def build_report(history: History, *, workspace: str = "", since: str | None = None, page: bool = True) -> Report:
+    """Run every reporting function over ``history``, and aggregate it for the interactive page.
 
-    Example:
-        >>> build_report(load_history("."), workspace=".").tables["flaky-strategies"].head()
+    Args:
+        history: what :func:`~sprintflow.history.sources.load_history` read.
+        workspace: the workspace reported on; its EvalResult files give the drill-down its details.
+        since: the ``--since`` bound the history was read with, for the page's header.
+        page: also build the interactive page's data (the costly part on a big history).
     """
     evals, bugs = history.evals, history.bugs
     coverage = r.criteria_coverage(evals)
+    to_green = r.time_to_green(evals)
+    criterion_greens = r.criterion_greens(evals)
     tables = {
         "pass-rate-by-week": r.pass_rate_by_week(evals, by_strategy=False),
         "first-pass-yield": r.first_pass_yield(evals),
         "first-pass-yield-by-week": r.first_pass_yield(evals, freq="W"),
         "pass-rate-by-strategy": r.pass_rate_by_strategy(evals),
         "strategy-pass-rate-by-week": r.pass_rate_by_week(evals),
-        "time-to-green": r.time_to_green(evals),
+        "time-to-green": to_green,
+        "criterion-pass-rate": r.criterion_pass_rate(evals),
+        "criterion-time-to-green": r.criterion_time_to_green(evals, greens=criterion_greens),
         "criteria-coverage-summary": r.coverage_summary(coverage),
         "criteria-coverage": coverage,
         "flaky-strategies": r.flaky_strategies(evals),
+        "flaky-tests": r.flaky_tests(evals, history.tests),
         "regressions-by-week": r.regressions_over_time(evals),
         "bug-summary": r.bug_summary(bugs),
         "bug-activity": r.bug_activity(bugs),
         "time-to-fix": r.time_to_fix(bugs),
         "score-by-prompt": r.score_by_prompt(history.scores),
         "score-trends": r.score_trends(history.scores),
+        "score-epochs": r.score_epochs(history.scores),
         "cost-per-sprint": r.cost_per_sprint(evals),
+        "cost-over-time": r.cost_over_time(evals, greens=criterion_greens),
+        "engine-comparison": r.engine_comparison(evals, to_green=to_green),
         "testrun-trends": r.testrun_trends(history.testruns),
     }
     kinds = evals["kind"].value_counts()
     counts = {"evaluations": int(kinds.get("evaluation", 0)), "strategy results": int(kinds.get("strategy", 0)),
               "criterion results": int(kinds.get("criterion", 0)), "bug events": len(bugs),
               "score runs": len(history.scores), "test runs": len(history.testruns)}
-    return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems))
+    details = Path(workspace) if workspace and Path(workspace).is_dir() else None
+    page_data = build_page_data(history, workspace=details, to_green=to_green,
+                                criterion_greens=criterion_greens) if page else None
+    return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems),
+                  page=page_data)
 
 
 def _pct(value: float) -> str:
@@ -105,7 +119,9 @@ def _summary(report: Report) -> list[str]:
     lines += _trend_lines(t["pass-rate-by-week"])
     lines.append(f"  first-pass yield {_rate(t['first-pass-yield'].iloc[0], 'yield')}")
     lines += _green_line(t["time-to-green"]) + _strategy_lines(t) + _coverage_line(t["criteria-coverage-summary"])
-    lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"]) + _cost_line(t["cost-per-sprint"])
+    lines += _engine_lines(t["engine-comparison"]) + _flaky_test_line(t["flaky-tests"])
+    lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"], t["score-epochs"])
+    lines += _cost_line(t["cost-per-sprint"])
     if report.problems:
         lines.append(f"  {len(report.problems)} unreadable lines or files skipped (see problems in the report)")
     return lines
@@ -167,10 +183,35 @@ def _bug_line(bugs: pd.DataFrame) -> list[str]:
             f"{row['open_now']} open now{hours}")]
 
 
-def _score_lines(by_prompt: pd.DataFrame) -> list[str]:
+def _engine_lines(engines: pd.DataFrame) -> list[str]:
+    if len(engines) < 2:
+        return []
+    return [f"  engine {row['engine']}: evaluations passing {_rate(row)}, sprints green "
+            f"{_pct(row['green_rate'])}"
+            + ("" if pd.isna(row["mean_iterations_to_green"])
+               else f", mean {row['mean_iterations_to_green']:.2f} iterations to green")
+            + ("" if pd.isna(row["cost_per_sprint"]) else f", ${row['cost_per_sprint']:,.2f} per sprint")
+            for row in engines.to_dict("records")]
+
+
+def _flaky_test_line(flaky: pd.DataFrame) -> list[str]:
+    flipping = flaky[flaky["flips"] > 0]
+    if flipping.empty:
+        return []
+    top = flipping.iloc[0]
+    return [f"  flakiest test: {top['test']} flips {_rate(top, 'flip_rate')} of re-runs on unchanged content "
+            f"({len(flipping)} tests flipped)"]
+
+
+def _score_lines(by_prompt: pd.DataFrame, epochs: pd.DataFrame) -> list[str]:
     latest = by_prompt.drop_duplicates("skill", keep="last")
-    return [f"  score {row.skill}: {row.score:.3f} with prompt {row.prompt_version} ({row.runs} runs)"
-            for row in latest.itertuples()]
+    lines = [f"  score {row.skill}: {row.score:.3f} with prompt {row.prompt_version} ({row.runs} runs)"
+             for row in latest.itertuples()]
+    for row in epochs.drop_duplicates("skill", keep="last").itertuples():
+        lines.append(f"  score {row.skill} over {row.epochs} epochs: pass@1 {row.pass_at_1:.3f}, "
+                     f"pass@{row.epochs} {row.pass_at_k:.3f}, pass^{row.epochs} {row.pass_hat_k:.3f}, "
+                     f"{row.flaky_cases} flaky cases")
+    return lines
 
 
 def _cost_line(costs: pd.DataFrame) -> list[str]:
@@ -194,10 +235,6 @@ def _json_safe(value: Any) -> Any:
 
 def table_records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (NaN -> None, timestamps -> ISO text), for artifacts and JSON.
-
-    Example:
-        >>> table_records(report.tables["bug-summary"])
-        [{'bugs': 3, 'opened': 3, ...}]
     """
     head = frame if limit is None else frame.head(limit)
     return [{str(k): _json_safe(v) for k, v in row.items()} for row in head.to_dict("records")]
@@ -207,10 +244,6 @@ def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     """Write ``report.html``, ``summary.txt`` and every table as ``csv/<key>.csv`` and ``parquet/<key>.parquet``.
 
     Every file is written atomically. Returns the paths by kind (``html``, ``summary``, ``csv``, ``parquet``).
-
-    Example:
-        >>> write_report(report, "out")["csv"]
-        PosixPath('out/csv')
     """
     from sprintflow.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 

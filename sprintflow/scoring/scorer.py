@@ -18,6 +18,11 @@ the same functions as Prefect tasks. One run goes:
    answers give an identical report apart from its ``timing`` section;
    ``persist_report`` writes it and appends a history row.
 
+With ``epochs=K`` every case runs K times (inspect_ai's epochs: the standard
+answer to an engine that answers differently from one call to the next);
+``merge_epochs`` folds the K verdicts of each case into one, with the pass@k
+figures defined there.
+
 The cases file is only ever opened for reading.
 """
 
@@ -48,6 +53,7 @@ from sprintflow.schemas.scoring import (
     CaseResult,
     ComparatorConfig,
     CompareReport,
+    EpochResult,
     EvalCase,
     McNemarResult,
     PromptScore,
@@ -61,6 +67,7 @@ from sprintflow.sprint.engines import engine_env, extract_json, resolve_engine, 
 __all__ = [
     "CONTEXT_HEADING",
     "DEFAULT_CASE_TIMEOUT",
+    "MAX_EPOCHS",
     "SKILL_COMPARATORS",
     "ScoreRun",
     "build_prompt",
@@ -73,7 +80,10 @@ __all__ = [
     "load_comparator",
     "load_prompt",
     "mcnemar_exact",
+    "merge_epochs",
     "parse_case_line",
+    "pass_at_k",
+    "pass_hat_k",
     "persist_compare_report",
     "persist_report",
     "prepare_run",
@@ -81,6 +91,7 @@ __all__ = [
     "scan_cases",
     "score_case",
     "score_cases",
+    "score_epochs",
     "score_skill",
     "with_prompt",
 ]
@@ -95,6 +106,8 @@ SKILL_COMPARATORS: dict[str, ComparatorConfig] = {
 RAW_LIMIT = 8000
 """Characters of a failed case's raw answer kept in the report (head and tail)."""
 MAX_PROBLEMS = 50
+MAX_EPOCHS = 100
+"""The most times ``--epochs`` runs each case."""
 _SKILL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -192,7 +205,7 @@ def load_prompt(path: Path, shown: str | None = None) -> str:
     """Read a skill prompt; a missing, unreadable or empty prompt is a ``DocumentError``.
 
     Example:
-        >>> load_prompt(Path("prompts/triage.md")).startswith("You triage")
+        >>> load_prompt(Path("examples/scoring/prompts/triage.md")).startswith("You triage")
         True
     """
     shown = shown or str(path)
@@ -294,7 +307,7 @@ def scan_cases(path: Path, comparator: ComparatorConfig | None = None, shown: st
         DocumentError: any malformed line, duplicate id, or a file without cases.
 
     Example:
-        >>> scan_cases(Path("evals/triage/cases.jsonl"))[0]
+        >>> scan_cases(Path("examples/scoring/evals/triage/cases.jsonl"))[0]
         8
     """
     shown = shown or str(path)
@@ -341,7 +354,7 @@ def iter_cases(path: Path, *, expect_sha256: str | None = None, shown: str | Non
     checked raises at the end instead of yielding a report for a different case set.
 
     Example:
-        >>> [case.id for case in iter_cases(Path("evals/triage/cases.jsonl"))][:2]
+        >>> [case.id for case in iter_cases(Path("examples/scoring/evals/triage/cases.jsonl"))][:2]
         ['pr-101', 'pr-102']
     """
     shown = shown or str(path)
@@ -434,10 +447,6 @@ def score_case(run: ScoreRun, case: EvalCase, env: Mapping[str, str] | None = No
 
     Raises:
         InfrastructureError: the engine process could not be started at all.
-
-    Example:
-        >>> score_case(run, EvalCase(id=1, input="…", expected={"escalate": False})).passed
-        True
     """
     fields = run.comparator.fields_for(case.expected)
     expected = {name: case.expected[name] for name in fields}
@@ -445,8 +454,8 @@ def score_case(run: ScoreRun, case: EvalCase, env: Mapping[str, str] | None = No
                        timeout=run.timeout, env=env)
     if reply.could_not_start:
         raise InfrastructureError(f"case {case.id!r}: the engine could not start: {reply.reason}")
-    usage = {"duration_s": reply.duration_s, "input_tokens": reply.input_tokens,
-                 "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}
+    usage: dict[str, Any] = {"duration_s": reply.duration_s, "input_tokens": reply.input_tokens,
+                             "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}
     if not reply.ok:
         return CaseResult(id=case.id, passed=False, expected=expected, actual=None, reason=reply.reason,
                           raw=_cap(reply.raw), **usage)
@@ -473,14 +482,27 @@ def score_cases(run: ScoreRun, cases: Iterable[EvalCase] | None = None, *, concu
 
     Raises:
         InfrastructureError: an engine could not start; the remaining cases are cancelled.
-
-    Example:
-        >>> [r.passed for r in score_cases(run, concurrency=4)][:3]
-        [True, True, False]
     """
+    return score_epochs(run, cases, concurrency=concurrency, env=env)[0]
+
+
+def score_epochs(run: ScoreRun, cases: Iterable[EvalCase] | None = None, *, epochs: int = 1,
+                 concurrency: int = 8, env: Mapping[str, str] | None = None) -> list[list[CaseResult]]:
+    """Score every case ``epochs`` times; results per epoch, each in case order.
+
+    The K calls of one case are queued together, so a case's epochs run side by
+    side and the file is still read once, one line at a time.
+
+    Raises:
+        InputError: ``epochs`` is not between 1 and 100.
+        InfrastructureError: an engine could not start; the remaining cases are cancelled.
+    """
+    if not 1 <= epochs <= MAX_EPOCHS:
+        raise InputError(f"--epochs must be between 1 and {MAX_EPOCHS}, got {epochs}")
     if cases is None:
         cases = iter_cases(run.cases_path, expect_sha256=run.cases_sha256, shown=run.cases_file)
-    return _run_jobs(((run, case) for case in cases), concurrency, env)
+    results = _run_jobs(((run, case) for case in cases for _ in range(epochs)), concurrency, env)
+    return [results[epoch::epochs] for epoch in range(epochs)]
 
 
 def _run_jobs(jobs: Iterable[tuple[ScoreRun, EvalCase]], concurrency: int,
@@ -525,13 +547,112 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
+# --------------------------------------------------------------------------- epochs
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimator (Chen et al. 2021, "Evaluating Large Language Models Trained on Code").
+
+    With ``n`` samples of which ``c`` passed, the chance that at least one of ``k``
+    samples drawn without replacement passes: ``1 - C(n-c, k) / C(n, k)``. For
+    ``k = 1`` it is ``c / n``, the mean per-sample pass rate; for ``k = n`` it is
+    1 when any sample passed, else 0.
+
+    Example:
+        >>> pass_at_k(5, 2, 1), pass_at_k(5, 2, 5), pass_at_k(5, 0, 5)
+        (0.4, 1.0, 0.0)
+        >>> round(pass_at_k(5, 2, 2), 4)
+        0.7
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The pass^k estimator (Yao et al. 2024, tau-bench): the chance that all ``k`` of ``k`` samples pass.
+
+    ``C(c, k) / C(n, k)``; for ``k = n`` it is 1 when every sample passed, else 0.
+    It falls with k for an agent that is right only some of the time, which
+    pass@k hides.
+
+    Example:
+        >>> pass_hat_k(5, 5, 5), pass_hat_k(5, 4, 5), round(pass_hat_k(5, 4, 2), 4)
+        (1.0, 0.0, 0.6)
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass^k needs 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def merge_epochs(per_epoch: list[list[CaseResult]]) -> list[CaseResult]:
+    """One result per case from K epochs (each a list in case order).
+
+    For one epoch the results come back unchanged. For K > 1, with ``c`` of a
+    case's K epochs passed (n = k = K in the estimators above):
+
+    * ``passAt1 = c / K`` (pass@1, the mean per-sample pass rate),
+    * ``passAtK`` = pass@K: 1.0 when any epoch passed,
+    * ``passHatK`` = pass^K: 1.0 when every epoch passed,
+    * ``stability``: ``always-pass``, ``always-fail`` or ``flaky``;
+
+    and the case ``pass`` is pass^K, so a case that only sometimes passes fails
+    (fail closed). ``actual``, ``reason`` and the raw answer of the first failed
+    epoch stand for the case; every epoch stays in ``epochs``. Durations, tokens
+    and cost add up over the epochs.
+
+    Example:
+        >>> ok = CaseResult(id="a", passed=True, expected={"risk": "low"})
+        >>> bad = CaseResult(id="b", passed=False, expected={"risk": "low"}, reason="risk: got high")
+        >>> merged = merge_epochs([[ok, bad], [ok, bad.model_copy(update={"passed": True, "reason": None})]])
+        >>> [(case.stability, case.passed, case.pass_at_1) for case in merged]
+        [('always-pass', True, 1.0), ('flaky', False, 0.5)]
+        >>> merged[1].reason
+        'failed 1 of 2 epochs; epoch 1: risk: got high'
+    """
+    if len(per_epoch) == 1:
+        return per_epoch[0]
+    return [_merge_case(list(samples)) for samples in zip(*per_epoch, strict=True)]
+
+
+def _merge_case(samples: list[CaseResult]) -> CaseResult:
+    k, c = len(samples), sum(sample.passed for sample in samples)
+    failed = [(epoch, s) for epoch, s in enumerate(samples, start=1) if not s.passed]
+    first_epoch, shown = failed[0] if failed else (1, samples[0])
+    reason = f"failed {k - c} of {k} epochs; epoch {first_epoch}: {shown.reason}" if failed else None
+    stability = "always-pass" if c == k else "always-fail" if c == 0 else "flaky"
+    epochs = [EpochResult.model_validate({"epoch": epoch, "pass": s.passed, "actual": s.actual, "reason": s.reason,
+                                          "raw": s.raw}) for epoch, s in enumerate(samples, start=1)]
+    return CaseResult.model_validate({
+        "id": shown.id, "pass": c == k, "expected": shown.expected, "actual": shown.actual, "reason": reason,
+        "passes": c, "pass_at_1": pass_at_k(k, c, 1), "pass_at_k": pass_at_k(k, c, k),
+        "pass_hat_k": pass_hat_k(k, c, k), "stability": stability, "epochs": epochs,
+        "duration_s": sum(s.duration_s for s in samples),
+        "input_tokens": _total(s.input_tokens for s in samples),
+        "output_tokens": _total(s.output_tokens for s in samples),
+        "cost_usd": _total(s.cost_usd for s in samples),
+    })
+
+
+def _epoch_totals(results: list[CaseResult]) -> dict[str, Any]:
+    """The report's epoch fields: K and the three estimators averaged over cases; empty for one epoch."""
+    if not results or results[0].epochs is None:
+        return {}
+    total = len(results)
+
+    def mean(values: Iterable[float | None]) -> float:
+        return sum(v or 0.0 for v in values) / total
+
+    return {"epochs": len(results[0].epochs), "pass_at_1": mean(r.pass_at_1 for r in results),
+            "pass_at_k": mean(r.pass_at_k for r in results), "pass_hat_k": mean(r.pass_hat_k for r in results)}
+
+
 def build_report(run: ScoreRun, results: list[CaseResult], *, started_at: str, duration_s: float,
                  concurrency: int, mode: str = "plain") -> ScoreReport:
     """Aggregate per-case results (in case order) into a ``ScoreReport``.
 
-    Example:
-        >>> build_report(run, results, started_at=utc_now(), duration_s=1.5, concurrency=8).score
-        0.875
+    ``results`` may come from :func:`merge_epochs`: the report then carries the
+    epoch fields too.
     """
     passed = sum(1 for result in results if result.passed)
     total = len(results)
@@ -548,7 +669,8 @@ def build_report(run: ScoreRun, results: list[CaseResult], *, started_at: str, d
                          concurrency=concurrency, mode=mode,
                          cases={str(r.id): round(r.duration_s, 3) for r in results})
     return ScoreReport(skill=run.skill, total=total, passed=passed, failed=total - passed,
-                       score=passed / total if total else 0.0, cases=results, engine=run.engine,
+                       score=passed / total if total else 0.0, **_epoch_totals(results), cases=results,
+                       engine=run.engine,
                        cases_file=run.cases_file, cases_sha256=run.cases_sha256, prompt_file=run.prompt_file,
                        prompt_sha256=run.prompt_sha256, comparator=run.comparator, usage=usage, timing=timing)
 
@@ -562,16 +684,17 @@ def _total(values: Iterable[Any]) -> Any:
 
 
 def score_skill(run: ScoreRun, *, concurrency: int = 8, persist: bool = True,
-                env: Mapping[str, str] | None = None) -> ScoreReport:
+                env: Mapping[str, str] | None = None, epochs: int = 1) -> ScoreReport:
     """Score a prepared run without Prefect: the CLI's default path when no server is configured.
 
     Example:
-        >>> report = score_skill(prepare_run("triage", engine="python3 stub_engine.py"))
-        >>> report.passed, report.total
-        (8, 8)
+        >>> run = prepare_run("triage", root="examples/scoring", engine="python3 stub_engine.py")
+        >>> report = score_skill(run, epochs=3, persist=False)
+        >>> report.passed, report.total, report.epochs
+        (8, 8, 3)
     """
     started_at, clock = utc_now(), time.monotonic()
-    results = score_cases(run, concurrency=concurrency, env=env)
+    results = merge_epochs(score_epochs(run, epochs=epochs, concurrency=concurrency, env=env))
     report = build_report(run, results, started_at=started_at, duration_s=time.monotonic() - clock,
                           concurrency=concurrency)
     if persist:
@@ -587,10 +710,6 @@ def persist_report(report: ScoreReport, root: Path | str, *, stamp: str | None =
     """Write ``.sprintflow/scores/<skill>/<stamp>.json`` atomically and append a history row.
 
     The row's shape is ``ScoreHistoryRow``. Returns the report's path.
-
-    Example:
-        >>> persist_report(report, ".").parent.name
-        'triage'
     """
     root = Path(root)
     stamp = stamp or _stamp()
@@ -606,10 +725,24 @@ def persist_report(report: ScoreReport, root: Path | str, *, stamp: str | None =
         mode=timing.mode if timing else "plain", concurrency=timing.concurrency if timing else 0,
         duration_s=timing.duration_s if timing else 0.0, input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens, cost_usd=usage.cost_usd,
-        report=path.relative_to(root).as_posix(), comparison=comparison,
+        report=path.relative_to(root).as_posix(), comparison=comparison, **_epoch_history(report),
     )
     append_ndjson(WorkspaceLayout(root).scores_file, row.to_dict())
     return path
+
+
+def _epoch_history(report: ScoreReport) -> dict[str, Any]:
+    """The history row's epoch fields: the report's figures, each epoch's score, the flaky cases."""
+    if report.epochs is None:
+        return {}
+    per_epoch = [0] * report.epochs
+    for case in report.cases:
+        for sample in case.epochs or []:
+            per_epoch[sample.epoch - 1] += sample.passed
+    return {"epochs": report.epochs, "pass_at_1": report.pass_at_1, "pass_at_k": report.pass_at_k,
+            "pass_hat_k": report.pass_hat_k,
+            "epoch_scores": [n / report.total if report.total else 0.0 for n in per_epoch],
+            "flaky_ids": [case.id for case in report.cases if case.stability == "flaky"]}
 
 
 def persist_compare_report(report: CompareReport, a: ScoreReport, b: ScoreReport, root: Path | str) -> Path:
@@ -628,14 +761,19 @@ def persist_compare_report(report: CompareReport, a: ScoreReport, b: ScoreReport
 def report_rows(report: ScoreReport, *, failed_only: bool = False) -> list[dict[str, Any]]:
     """Flat rows for a table (Prefect artifact, terminal): id, pass, expected, actual, reason.
 
-    Example:
-        >>> report_rows(report)[0]["pass"]
-        True
+    Over K > 1 epochs each row also has ``epochs`` (``"2/3"``: epochs passed of K) and ``stability``.
     """
-    return [{"id": str(case.id), "pass": case.passed, "expected": _show(case.expected),
-             "actual": _show(case.actual) if case.actual is not None else "",
-             "reason": case.reason or ""}
-            for case in report.cases if not (failed_only and case.passed)]
+    rows = []
+    for case in report.cases:
+        if failed_only and case.passed:
+            continue
+        row: dict[str, Any] = {"id": str(case.id), "pass": case.passed, "expected": _show(case.expected),
+                               "actual": _show(case.actual) if case.actual is not None else "",
+                               "reason": case.reason or ""}
+        if report.epochs:
+            row.update(epochs=f"{case.passes}/{report.epochs}", stability=case.stability)
+        rows.append(row)
+    return rows
 
 
 # --------------------------------------------------------------------------- comparing prompts
@@ -664,10 +802,6 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 def compare_reports(a: ScoreReport, b: ScoreReport, *, alpha: float = 0.05,
                     timing: ScoreTiming | None = None) -> CompareReport:
     """Pair two reports over the same cases: per-case differences and the McNemar verdict.
-
-    Example:
-        >>> compare_reports(report_a, report_b).mcnemar.verdict
-        'b-better'
     """
     if [c.id for c in a.cases] != [c.id for c in b.cases]:
         raise InputError("the two reports do not cover the same cases in the same order")
@@ -706,11 +840,6 @@ def compare_prompts(run_a: ScoreRun, prompt_b: Path | str, *, concurrency: int =
 
     ``run_a`` is prepared with prompt A; B replaces only the prompt. Each case
     line is read once and sent to both.
-
-    Example:
-        >>> comparison, a, b = compare_prompts(prepare_run("triage", prompt="a.md"), "b.md")
-        >>> comparison.mcnemar.verdict
-        'no-significant-difference'
     """
     run_b = with_prompt(run_a, prompt_b)
     started_at, clock = utc_now(), time.monotonic()

@@ -116,6 +116,23 @@ def test_help_explains_when_the_flow_is_used():
     assert "PREFECT_API_URL" in text and "--compare PROMPT_A PROMPT_B" in text and "--min-score" in text
 
 
+def test_epochs_run_every_case_k_times_with_the_same_bytes_each_time(example):
+    first = score(example, "triage", "--engine", ENGINE, "--prompt", "prompts/triage-old.md", "--epochs", "3")
+    second = score(example, "triage", "--engine", ENGINE, "--prompt", "prompts/triage-old.md", "--epochs", "3",
+                   "--concurrency", "2")
+    assert first.returncode == second.returncode == 1, first.stderr
+    assert first.stdout == second.stdout
+    report = json.loads(first.stdout)
+    assert (report["epochs"], report["passed"], report["passHatK"], report["passAtK"]) == (3, 7, 7 / 8, 7 / 8)
+    failed = next(c for c in report["cases"] if not c["pass"])
+    assert (failed["id"], failed["passes"], failed["stability"]) == ("pr-107", 0, "always-fail")
+    assert [e["epoch"] for e in failed["epochs"]] == [1, 2, 3]
+    assert "7/8 passed in all 3 epochs" in first.stderr and "pass@3 0.875, pass^3 0.875, 0 flaky" in first.stderr
+    history = example / ".sprintflow" / "history" / "scores.ndjson"
+    rows = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [(r["epochs"], r["epochScores"]) for r in rows] == [(3, [7 / 8] * 3)] * 2
+
+
 def lines(*rows: object) -> str:
     return "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
 
@@ -139,6 +156,9 @@ GOOD = {"id": "a", "input": "x", "expected": {"escalate": False, "risk": "low"}}
     (["triage", "--prompt", "prompts/triage.md", "--compare", "prompts/triage.md", "prompts/triage-old.md"],
      None, "error: --compare takes both prompt files"),
     (["triage", "--compare", "prompts/triage.md", "prompts/v9.md"], None, "error: prompts/v9.md: no prompt file"),
+    (["triage", "--epochs", "0"], None, "error: Invalid value for '--epochs'"),
+    (["triage", "--epochs", "2", "--compare", "prompts/triage.md", "prompts/triage-old.md"], None,
+     "error: --compare pairs one answer per case for McNemar's test; do not combine it with --epochs"),
 ])
 def test_every_hard_error_exits_2_with_its_message(example, args, setup, message):
     if setup is not None:

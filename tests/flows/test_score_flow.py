@@ -49,6 +49,18 @@ def test_the_flow_gives_the_same_report_as_the_plain_path(prefect_harness, examp
     assert json.loads(saved.read_text())["cases"] == json.loads(report.to_json())["cases"]
 
 
+def test_the_flow_runs_epochs_like_the_plain_path(prefect_harness, example):
+    from sprintflow.flows.score import score_flow
+
+    report = score_flow("triage", root=str(example), prompt="prompts/triage-old.md", engine=ENGINE,
+                        concurrency=2, epochs=3, persist=False)
+    plain = score_skill(prepare_run("triage", root=example, prompt="prompts/triage-old.md", engine=ENGINE),
+                        persist=False, epochs=3)
+    assert report.to_json(timings=False) == plain.to_json(timings=False)
+    assert (report.epochs, report.pass_at_1, report.failed_ids) == (3, 7 / 8, ["pr-107"])
+    assert all(len(case.epochs) == 3 for case in report.cases)
+
+
 def test_the_report_is_published_as_a_table_artifact(prefect_harness, example):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey

@@ -238,3 +238,50 @@ def test_load_history_adds_eval_files_no_row_records_and_filters_since(tmp_path,
 def test_load_history_refuses_a_missing_workspace(tmp_path):
     with pytest.raises(WorkspaceError):
         load_history(tmp_path / "nope")
+
+
+# --------------------------------------------------------------------------- test runs behind strategy rows
+
+
+NOTE = ("`pytest -q` exited 1 with 1 error(s). TestRun run-20260513-103115 in .sprintflow/runs/run-20260513-103115/; "
+        "bugs opened ['bug-1'], fixed none.")
+
+
+def test_a_unit_test_row_names_the_test_run_its_details_announce():
+    result = make_eval()
+    result.strategy_results[1].details = NOTE  # the note the unit-test strategy writes
+    rows = rows_for(result)
+    assert [r.get("test_run") for r in rows if r["kind"] == "strategy"] == [None, "run-20260513-103115"]
+
+
+def test_files_written_before_test_run_existed_still_load(tmp_path):
+    folder = tmp_path / EVALS
+    folder.mkdir()
+    old = history.as_table(EVALS, rows_for(make_eval())).drop_columns(["test_run"])  # as written before
+    pq.write_table(old, folder / "part-20260101T000000000000Z-old.parquet")
+    result = make_eval(iteration=2)
+    result.strategy_results[1].details = NOTE
+    append_rows(tmp_path, EVALS, rows_for(result))
+    everything = read_table(tmp_path, EVALS)
+    assert everything["test_run"].dropna().tolist() == ["run-20260513-103115"] and len(everything) == 8
+    some = read_table(tmp_path, EVALS, columns=["kind", "test_run"])
+    assert list(some.columns) == ["kind", "test_run"] and some["test_run"].notna().sum() == 1
+
+
+def test_unit_test_rows_read_each_test_of_each_run(tmp_path):
+    run = {"run_id": "run-1", "summary": {"total": 3, "passed": 2, "failed": 1, "skipped": 0}, "crashed": False,
+           "next_action": "retry_coder", "passed_tests": ["a > adds", "a > lists"],
+           "failures": [{"test": "a > rejects empty", "hint": "h"}]}
+    _write(tmp_path / ".sprintflow" / "runs" / "run-1" / "result.json", json.dumps(run))
+    frame = sources.unit_test_rows(tmp_path)
+    assert sorted(zip(frame.test, frame.passed, strict=True)) == [
+        ("a > adds", True), ("a > lists", True), ("a > rejects empty", False)]
+    assert set(frame.run_id) == {"run-1"} and str(frame.recorded_at.dtype).startswith("datetime64")
+
+
+def test_a_slice_of_a_frame_without_every_column_appends_its_rows_once(tmp_path):
+    frame = pd.DataFrame(rows_for(make_eval()) * 3).drop(columns=["test_run", "engine"])
+    frame["recorded_at"] = pd.Timestamp("2026-05-13 10:32", tz="UTC")
+    append_rows(tmp_path, EVALS, frame.iloc[4:8])  # an index that does not start at 0
+    back = read_table(tmp_path, EVALS)
+    assert len(back) == 4 and back["kind"].notna().all() and back["test_run"].isna().all()

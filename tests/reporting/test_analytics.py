@@ -30,10 +30,11 @@ WEEK1, WEEK2 = pd.Timestamp("2026-01-05"), pd.Timestamp("2026-01-12")
 
 def _evaluation(contract, iteration, at, result, strategies, criteria, hash_, regressions=0, tokens=None,
                 cost=None):
+    engine = {"A": "claude", "C": "codex"}.get(contract)  # B's engine reported nothing
     base = {"contract_id": contract, "spec_id": "spec-1", "iteration": iteration, "eval_id":
             f"eval-{contract}-{iteration}", "timestamp": pd.Timestamp(at, tz="UTC"), "workspace_hash": hash_}
     rows = [{**base, "kind": "evaluation", "result": result, "required": True, "regressions": regressions,
-             "tokens": tokens, "cost_usd": cost}]
+             "tokens": tokens, "cost_usd": cost, "engine": engine}]
     for name, outcome in strategies.items():
         cached = outcome.endswith(" cached")
         rows.append({**base, "kind": "strategy", "name": name, "result": outcome.removesuffix(" cached"),
@@ -259,3 +260,87 @@ def test_functions_do_not_change_their_input(evals):
                      r.cost_per_sprint, r.first_pass_yield):
         function(evals)
     pd.testing.assert_frame_equal(evals, before)
+
+
+# --------------------------------------------------------------------------- finer views
+
+
+def test_auto_freq_fits_the_span():
+    def span(*days):
+        return pd.Series(pd.to_datetime(list(days), utc=True))
+    assert r.auto_freq(span("2026-01-05", "2026-01-11")) == "D"
+    assert r.auto_freq(span("2026-01-05", "2026-12-31")) == "W"
+    assert r.auto_freq(span("2024-01-05", "2026-12-31")) == "MS"
+    assert r.period_start(span("2026-03-17"), "MS").tolist() == [pd.Timestamp("2026-03-01")]
+
+
+def test_criterion_pass_rate_per_day_over_a_week(evals):
+    table = r.criterion_pass_rate(evals)  # eleven days of data: per day
+    assert values(table[table.criterion == "sc-2"], ["period", "runs", "passed", "pass_rate"]) == [
+        [pd.Timestamp("2026-01-05"), 1, 0, 0.0], [pd.Timestamp("2026-01-06"), 1, 1, 1.0],
+        [pd.Timestamp("2026-01-14"), 1, 1, 1.0]]
+
+
+def test_criterion_time_to_green_per_criterion_id(evals):
+    # sc-1: A manual (never), B custom (never), C green at iteration 2, 48 h after 01-12 09:00.
+    # sc-2: A green at iteration 2 after 24 h; C passed at its first judging (iteration 2, 0 h).
+    assert values(r.criterion_time_to_green(evals), ["criterion", "contracts", "green", "green_rate",
+                                                     "median_iterations_to_green", "median_hours_to_green"]) == [
+        ["sc-1", 3, 1, round(1 / 3, 6), 2.0, 48.0], ["sc-2", 2, 2, 1.0, 2.0, 12.0]]
+
+
+def test_cost_over_time_per_sprint_started_and_per_criterion_first_passed(evals):
+    assert values(r.cost_over_time(evals, freq="W"), [
+        "period", "evaluations", "sprints", "tokens", "cost_usd", "passed_criteria", "cost_per_sprint",
+        "cost_per_passed_criterion", "tokens_per_passed_criterion"]) == [
+        [WEEK1, 3, 2, 4000.0, 0.04, 1, 0.02, 0.04, 4000.0],
+        [WEEK2, 4, 1, 500.0, 0.005, 2, 0.005, 0.0025, 250.0]]
+
+
+def test_engine_comparison_side_by_side(evals):
+    table = r.engine_comparison(evals)
+    assert values(table, ["engine", "evaluations", "passed", "pass_rate", "sprints", "first_pass", "green",
+                          "green_rate", "mean_iterations_to_green", "cost_usd", "cost_per_sprint",
+                          "cost_per_green_sprint"]) == [
+        ["(not reported)", 2, 1, 0.5, 1, 1, 1, 1.0, 1.0, None, None, None],
+        ["claude", 2, 1, 0.5, 1, 0, 1, 1.0, 2.0, 0.04, 0.04, 0.04],
+        ["codex", 3, 0, 0.0, 1, 0, 0, 0.0, None, 0.005, 0.005, None]]
+    low, high = r.wilson_interval([1, 1, 0], [2, 2, 3])
+    assert np.allclose(table.ci_low, low) and np.allclose(table.ci_high, high)
+    assert np.allclose(table.green_ci_low, r.wilson_interval([1, 1, 0], [1, 1, 1])[0])
+
+
+def test_an_old_history_without_engines_compares_as_not_reported(evals):
+    table = r.engine_comparison(evals.drop(columns=["engine"]))
+    assert values(table, ["engine", "evaluations", "sprints"]) == [["(not reported)", 7, 3]]
+
+
+def test_flaky_tests_compare_runs_on_the_same_content_hash():
+    def strategy(run, hash_, day):
+        return {"kind": "strategy", "name": "unit-test", "result": "pass", "test_run": run, "workspace_hash": hash_,
+                "contract_id": "A", "executor": "docker", "timestamp": pd.Timestamp(f"2026-01-0{day}", tz="UTC")}
+    evals = pd.DataFrame([strategy("r1", "h1", 1), strategy("r2", "h1", 2), strategy("r3", "h1", 3),
+                          strategy("r4", "h2", 4)])
+    outcomes = {"r1": {"x": True, "y": True}, "r2": {"x": False, "y": True}, "r3": {"x": True, "y": True},
+                "r4": {"x": False}, "tester-run": {"x": False, "y": False}}  # the tester's run names no hash
+    tests = pd.DataFrame([{"run_id": run, "recorded_at": pd.Timestamp("2026-01-09", tz="UTC"), "test": name,
+                           "passed": passed} for run, found in outcomes.items() for name, passed in found.items()])
+    table = r.flaky_tests(evals, tests)
+    assert values(table, ["test", "runs", "repeated_hashes", "flaky_hashes", "comparisons", "flips",
+                          "flip_rate"]) == [["x", 3, 1, 1, 2, 2, 1.0], ["y", 3, 1, 0, 2, 0, 0.0]]
+    low, high = r.wilson_interval([2, 0], [2, 2])
+    assert np.allclose(table.ci_low, low) and np.allclose(table.ci_high, high)
+    assert table.last_seen.iloc[0] == pd.Timestamp("2026-01-03", tz="UTC")
+
+
+def test_score_epochs_lists_runs_over_several_epochs():
+    scores = pd.DataFrame([
+        {"recorded_at": pd.Timestamp("2026-01-05", tz="UTC"), "skill": "triage", "prompt_sha256": "ab" * 32,
+         "score": 0.8, "epochs": None, "pass_at_1": None, "pass_at_k": None, "pass_hat_k": None,
+         "epoch_scores": None, "flaky_ids": None},
+        {"recorded_at": pd.Timestamp("2026-01-12", tz="UTC"), "skill": "triage", "prompt_sha256": "ab" * 32,
+         "score": 0.7, "epochs": 3, "pass_at_1": 0.8, "pass_at_k": 0.9, "pass_hat_k": 0.7,
+         "epoch_scores": [0.9, 0.7, 0.8], "flaky_ids": ["c1", "c2"]}])
+    assert values(r.score_epochs(scores), ["skill", "prompt_version", "epochs", "pass_at_1", "pass_at_k",
+                                           "pass_hat_k", "flaky_cases", "min_epoch_score", "max_epoch_score"]) == [
+        ["triage", "abababab", 3, 0.8, 0.9, 0.7, 2, 0.7, 0.9]]

@@ -1,19 +1,31 @@
-"""The HTML report in a real browser: headless Debian Chromium, driven by Playwright, offline."""
+"""The interactive report in a real browser: headless Debian Chromium, driven by Playwright, offline.
 
+Each test opens the file from disk as an analyst would, works the filters and
+the clicks, and reads the numbers the page shows.
+"""
+
+import json
 import os
 import shutil
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from synthetic_history import demo_workspace
 
+from sprintflow.history.dataset import EVALS, append_rows
+from sprintflow.history.records import eval_rows
 from sprintflow.history.sources import load_history
-from sprintflow.reporting.html import SECTIONS
+from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.reporting.report import build_report, write_report
+from sprintflow.schemas import EvalResult
 
 CHROMIUM = "/usr/bin/chromium"
 # Without these, Chromium keeps reaching for Google's hosts on a machine with no network.
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
+HEADLINE = ("() => [...document.querySelectorAll('#charts svg text')].map(t => t.textContent)"
+            ".find(t => t.includes(' passing: '))")
+TABLE_TEXTS = "() => [...document.querySelectorAll('#charts svg text')].map(t => t.textContent)"
 
 
 @pytest.fixture(scope="module")
@@ -31,31 +43,191 @@ def sync_playwright():
     return sync_playwright
 
 
-def test_every_chart_draws_in_chromium_without_touching_the_network(sync_playwright, tmp_path, monkeypatch):
+def _eval_result(eval_id: str, contract_id: str, iteration: int, at: datetime) -> EvalResult:
+    """A failing EvalResult as the evaluator writes it: feedback, a unit-test strategy with diagnostics."""
+    return EvalResult.model_validate({
+        "evalId": eval_id, "contractId": contract_id, "specId": "spec-1", "iteration": iteration,
+        "timestamp": at.isoformat().replace("+00:00", "Z"), "overallResult": "fail",
+        "score": {"criteriaTotal": 1, "criteriaPassed": 0, "criteriaFailed": 1, "criteriaSkipped": 0,
+                  "requiredPassed": 0, "requiredFailed": 1, "requiredTotal": 1},
+        "strategyResults": [{"strategy": "unit-test", "required": True, "result": "fail", "exitCode": 1,
+                             "details": "`pytest` exited 1 with 1 error(s).", "diagnostics": [
+                                 {"tool": "junit", "message": "test_rejects_empty_title: assert 201 == 400",
+                                  "file": "tests/test_api.py", "line": 54,
+                                  "hint": "The API accepted an empty title; validate it and answer 400."}]}],
+        "criteriaResults": [{"criterionId": "sc-1-1", "description": "Empty titles are rejected",
+                             "required": True, "result": "fail", "evidence": "unit-test: 1 failed",
+                             "feedback": "POST /todos with an empty title returned 201"}],
+        "generatorFeedback": [{"priority": "critical", "category": "bug", "file": "src/todo_api/server.py",
+                               "line": 28, "description": "Empty titles are stored instead of rejected",
+                               "expected": "400 with an error message"}],
+        "summary": "FAIL: 0/1 criteria passed; unit-test failed (1 test).",
+    })
+
+
+@pytest.fixture(scope="module")
+def week_workspace(tmp_path_factory):
+    """A week of real-shaped history: two engines, EvalResult files for the newest evaluations."""
+    workspace = tmp_path_factory.mktemp("week")
+    start = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    layout = WorkspaceLayout(workspace)
+    for n in range(28):
+        at = start + timedelta(hours=6 * n)
+        engine = "claude" if n % 2 else "codex"
+        result = _eval_result(f"eval-sprint-{n // 3}-{n % 3 + 1}", f"sprint-{n // 3}", n % 3 + 1, at)
+        passed = engine == "claude" and n % 4 == 1
+        if passed:
+            result = result.model_copy(update={"overall_result": "pass"})
+        layout.eval_file(result.eval_id).parent.mkdir(parents=True, exist_ok=True)
+        layout.eval_file(result.eval_id).write_text(result.model_dump_json(by_alias=True))
+        rows = eval_rows(result, workspace_hash=f"h{n // 2}", git_sha=None, executor="docker", image=None,
+                         run_id=f"r{n}", engine=engine, tokens=1000 + n, cost=0.01 * (n + 1),
+                         workspace=str(workspace))
+        append_rows(layout.history_dir, EVALS, rows)
+    return workspace
+
+
+def _open(playwright, path, requests):
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(path.as_uri(), wait_until="load")
+    page.wait_for_selector("body[data-ready]", timeout=60_000)
+    assert page.evaluate("document.body.dataset.ready") == "yes", page.inner_text("#charts")
+    return browser, page, errors
+
+
+def _settle(page):
+    page.wait_for_timeout(400)  # Vega re-runs its dataflow asynchronously after an input event
+
+
+def test_filters_change_the_numbers_and_clicks_open_evaluations(sync_playwright, tmp_path, monkeypatch):
     monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
-    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
-    page_path = write_report(build_report(load_history(workspace)), tmp_path / "out")["html"]
-    requests = []
+    workspace = demo_workspace(tmp_path / "demo", evaluations=600)
+    page_path = write_report(build_report(load_history(workspace), workspace=str(workspace)), tmp_path / "out")["html"]
+    requests: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser, page, errors = _open(playwright, page_path, requests)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto(page_path.as_uri(), wait_until="load")
-            charts = page.evaluate("""() => [...document.querySelectorAll('figure.chart > svg')].map(svg => {
-                const box = svg.getBoundingClientRect();
-                const marks = [...svg.querySelectorAll('path, rect, use')].filter(e => {
-                    const b = e.getBBox(); return b.width > 0 || b.height > 0; });
-                const texts = [...svg.querySelectorAll('text')].map(t => t.textContent).join(' ');
-                return {width: box.width, height: box.height, marks: marks.length, texts};
-            })""")
+            everything = page.evaluate(HEADLINE)
+            strategies_before = page.evaluate(TABLE_TEXTS)
+            page.select_option("select[name=f_engine]", "codex")
+            _settle(page)
+            codex = page.evaluate(HEADLINE)
+            page.select_option("select[name=f_engine]", "claude")
+            _settle(page)
+            claude = page.evaluate(HEADLINE)
+            assert everything.startswith("evaluations passing: ") and len({everything, codex, claude}) == 3
+            assert page.evaluate(TABLE_TEXTS) != strategies_before  # the tables follow too
+
+            page.select_option("select[name=f_engine]", "(all)")
+            page.select_option("select[name=f_strategy]", "unit-test")
+            _settle(page)
+            assert page.evaluate(HEADLINE).startswith("strategy unit-test passing: ")
+            page.select_option("select[name=f_strategy]", "(all)")
+            _settle(page)
+            assert page.evaluate(HEADLINE) == everything
+
+            # Click a week of the trend: its evaluations are listed, and one opens.
+            point = page.locator('#charts path[aria-roledescription="point"][aria-label*="; decided: "]').nth(3)
+            point.click()
+            page.wait_for_selector("#drill:not([hidden]) tbody tr", timeout=10_000)
+            heading = page.inner_text("#drill h2")
+            listed = page.locator("#drill tbody tr").count()
+            assert heading.startswith("Evaluations behind the week from 2026-") and listed > 0
+            page.locator("#drill tbody tr").first.click()
+            assert page.locator("dialog#evaluation[open]").count() == 1
+            assert "eval-sprint-" in page.inner_text("dialog#evaluation h2")
+            page.click("dialog#evaluation button")
+
+            # A bar: the strategy picked lists evaluations with that strategy's own result.
+            page.locator('#charts path[aria-roledescription="bar"][aria-label*="strategy: typecheck"]').first.click()
+            page.wait_for_function("document.querySelector('#drill h2').textContent.includes('typecheck')")
+            assert page.locator("#drill tbody tr").count() > 0
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
-    assert len(charts) == sum(len(s.charts) for s in SECTIONS)  # the demo history feeds every chart
-    for chart in charts:
-        assert chart["width"] > 300 and chart["height"] > 100, chart
-        assert chart["marks"] > 10, chart  # axes, ticks, lines, bars: it drew
-    assert any("Is the agent getting better" in c["texts"] for c in charts)
+    assert not errors
+    assert requests == [page_path.as_uri()]  # nothing left the page
+    assert (tmp_path / "report.png").stat().st_size > 100_000
+
+
+def test_a_week_of_data_shows_days_with_visible_intervals_and_evalresult_details(sync_playwright, tmp_path,
+                                                                                   week_workspace, monkeypatch):
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    report = build_report(load_history(week_workspace), workspace=str(week_workspace))
+    page_path = write_report(report, tmp_path / "out")["html"]
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser, page, errors = _open(playwright, page_path, requests)
+        try:
+            assert page.evaluate("window.sprintflowView.signal('period_unit')") == "day"
+            points = page.eval_on_selector_all('#charts path[aria-roledescription="point"][aria-label*="; decided: "]',
+                                               "els => els.map(e => e.getAttribute('aria-label'))")
+            assert len(points) == 8  # 28 evaluations over eight calendar days: a point per day, not per week
+            assert points[0].startswith("period: Mar 02, 2026")
+            # Every point has an interval drawn around it, even with four evaluations a day.
+            rules = page.eval_on_selector_all('#charts g.mark-rule path, #charts g.mark-rule line',
+                                              "els => els.filter(e => e.getBBox().height > 1).length")
+            assert rules >= 8
+            bands = page.eval_on_selector_all('#charts g.mark-area path', "els => els.map(e => e.getBBox().height)")
+            assert bands and max(bands) > 20
+            # Narrowing the dates changes the numbers shown.
+            before = page.evaluate(HEADLINE)
+            page.fill("input[name=f_from]", "2026-03-05")
+            page.dispatch_event("input[name=f_from]", "input")
+            _settle(page)
+            assert page.evaluate(HEADLINE) != before
+            # The last evaluation opens with its EvalResult: summary, feedback and diagnostics.
+            page.locator('#charts path[aria-roledescription="point"][aria-label*="; decided: "]').last.click()
+            page.wait_for_selector("#drill tbody tr")
+            page.locator("#drill tbody tr").first.click()
+            dialog = page.inner_text("dialog#evaluation")
+            assert "FAIL: 0/1 criteria passed" in dialog
+            assert "Empty titles are stored instead of rejected" in dialog and "src/todo_api/server.py:28" in dialog
+            assert "tests/test_api.py:54" in dialog and "validate it and answer 400" in dialog
+            page.click("dialog#evaluation button")
+            # Dates with no data at all: every view stays drawn, with nothing claimed.
+            page.fill("input[name=f_from]", "2026-04-01")
+            page.dispatch_event("input[name=f_from]", "input")
+            page.fill("input[name=f_to]", "2026-04-30")
+            page.dispatch_event("input[name=f_to]", "input")
+            _settle(page)
+            assert page.evaluate(HEADLINE).startswith("evaluations passing: n/a of 0 decided")
+            size = page.evaluate("[...document.querySelectorAll('#charts svg')].map(s => +s.getAttribute('width'))")
+            assert size and all(0 < width < 5000 for width in size)
+        finally:
+            browser.close()
+    assert not errors
     assert requests == [page_path.as_uri()]
-    assert (tmp_path / "report.png").stat().st_size > 50_000
+
+
+def test_the_page_is_one_file_without_a_single_network_reference(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
+    text = write_report(build_report(load_history(workspace), workspace=str(workspace)),
+                        tmp_path / "out")["html"].read_text()
+    assert "<script src" not in text and "<link" not in text
+    spec = json.loads(text.split('id="sprintflow-spec">', 1)[1].split("</script>", 1)[0])
+    assert set(spec["datasets"]) == {"outcomes", "greens", "activity", "flips", "coverage", "bugs", "scores"}
+    assert "url" not in json.dumps({k: v for k, v in spec.items() if k != "datasets"})
+
+
+def test_a_page_over_its_budget_drops_the_oldest_sampled_evaluations_not_the_numbers(tmp_path, monkeypatch):
+    from sprintflow.reporting import html as page_module
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
+    report = build_report(load_history(workspace), workspace=str(workspace))
+    full = page_module.render_html(report)
+    embedded = json.loads(full.split('id="sprintflow-evaluations">', 1)[1].split("</script>", 1)[0])
+    assert len(embedded) == len(report.page.evaluations) > 100
+    monkeypatch.setattr(page_module, "PAGE_LIMIT", len(full.encode()) - 40_000)
+    trimmed = page_module.render_html(report)
+    kept = json.loads(trimmed.split('id="sprintflow-evaluations">', 1)[1].split("</script>", 1)[0])
+    assert 0 < len(kept) < len(embedded) and kept == embedded[:len(kept)]  # the newest stay
+    assert len(trimmed.encode()) <= page_module.PAGE_LIMIT
+    assert '"trimmed":true' in trimmed and trimmed.split('id="sprintflow-spec">')[1].split("</script>")[0] == \
+        full.split('id="sprintflow-spec">')[1].split("</script>")[0]  # every cube, and so every number, intact

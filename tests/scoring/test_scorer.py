@@ -25,7 +25,10 @@ from sprintflow.scoring.scorer import (
     iter_cases,
     load_comparator,
     mcnemar_exact,
+    merge_epochs,
     parse_case_line,
+    pass_at_k,
+    pass_hat_k,
     persist_report,
     prepare_run,
     scan_cases,
@@ -62,6 +65,15 @@ elif mode == "claude":
                       "usage": {"input_tokens": 100, "output_tokens": 7}}))
 elif mode == "versioned":
     print(json.dumps(answer if "VERSION 2" in head else case["wrong"]))
+elif mode == "flaky":  # right on the first `right` calls for this case, wrong after: epochs disagree
+    import fcntl, pathlib
+    counter = pathlib.Path("calls") / str(case["key"])
+    counter.parent.mkdir(exist_ok=True)
+    with open(counter.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        calls = int(counter.read_text()) if counter.exists() else 0
+        counter.write_text(str(calls + 1))
+    print(json.dumps(answer if calls < case["right"] else case["wrong"]))
 elif mode == "echo-prompt":
     print(json.dumps({"escalate": head.startswith("You triage pull requests.") and context.startswith("\n\n{"),
                       "risk": "low"}))
@@ -441,8 +453,9 @@ def test_reports_are_persisted_and_history_rows_appended(workspace):
     row = ScoreHistoryRow.model_validate(rows[0])
     assert (row.skill, row.total, row.passed, row.failed_ids, row.mode) == ("triage", 2, 1, ["b"], "plain")
     assert row.report == path.relative_to(workspace).as_posix()
+    one_epoch_only = {"epochs", "passAt1", "passAtK", "passHatK", "epochScores", "flakyIds"}
     assert set(rows[0]) == {ScoreHistoryRow.model_fields[name].alias or name
-                               for name in ScoreHistoryRow.model_fields}
+                            for name in ScoreHistoryRow.model_fields} - one_epoch_only
 
 
 # --------------------------------------------------------------------------- comparing prompts
@@ -483,3 +496,99 @@ def test_compare_prompts_reports_differences_and_a_verdict(workspace):
     rows = [json.loads(line) for line in WorkspaceLayout(workspace).scores_file.read_text().splitlines()]
     assert [r["promptFile"] for r in rows] == ["prompts/triage.md", "prompts/triage-v2.md"]
     assert rows[0]["comparison"] == rows[1]["comparison"] is not None
+
+
+# --------------------------------------------------------------------------- epochs
+
+
+def _brute_force(n: int, c: int, k: int) -> tuple[float, float]:
+    """pass@k and pass^k by enumerating every k-subset of n samples, c of them passing."""
+    from itertools import combinations
+    samples = [True] * c + [False] * (n - c)
+    subsets = list(combinations(samples, k))
+    return (sum(any(s) for s in subsets) / len(subsets), sum(all(s) for s in subsets) / len(subsets))
+
+
+@pytest.mark.parametrize("n, c, k", [(1, 0, 1), (1, 1, 1), (3, 1, 1), (3, 1, 2), (3, 1, 3), (5, 2, 2),
+                                     (5, 4, 3), (6, 6, 4), (7, 0, 3), (8, 3, 8)])
+def test_pass_at_k_and_pass_hat_k_match_enumeration(n, c, k):
+    expected_at, expected_hat = _brute_force(n, c, k)
+    assert pass_at_k(n, c, k) == pytest.approx(expected_at)
+    assert pass_hat_k(n, c, k) == pytest.approx(expected_hat)
+
+
+def test_estimators_refuse_impossible_counts():
+    for n, c, k in [(3, 4, 1), (3, 1, 0), (3, 1, 4), (2, -1, 1)]:
+        with pytest.raises(ValueError):
+            pass_at_k(n, c, k)
+        with pytest.raises(ValueError):
+            pass_hat_k(n, c, k)
+
+
+def test_epochs_run_every_case_k_times_and_report_pass_at_k(workspace):
+    cases = [case("steady", "bare", GOOD), case("once", "flaky", GOOD, key="once", right=1, wrong=WRONG),
+             case("twice", "flaky", GOOD, key="twice", right=2, wrong=WRONG), case("never", "prose")]
+    report = score_skill(prepare(workspace, cases), epochs=3, concurrency=4, persist=False)
+    cases_by_id = by_id(report)
+    assert {cid: (c.passes, c.stability, c.passed) for cid, c in cases_by_id.items()} == {
+        "steady": (3, "always-pass", True), "once": (1, "flaky", False), "twice": (2, "flaky", False),
+        "never": (0, "always-fail", False)}
+    assert [len(c.epochs) for c in report.cases] == [3, 3, 3, 3]
+    assert sum(e.passed for e in cases_by_id["once"].epochs) == 1  # each epoch was really a separate call
+    assert (workspace / "calls" / "once").read_text() == "3"
+    # overall: pass@1 = mean per-sample rate, pass@3 = any passed, pass^3 = all passed (= score)
+    assert report.epochs == 3
+    assert report.pass_at_1 == pytest.approx((3 + 1 + 2 + 0) / 12)
+    assert (report.pass_at_k, report.pass_hat_k) == (0.75, 0.25)
+    assert (report.passed, report.failed, report.score) == (1, 3, 0.25)
+    once = cases_by_id["once"]
+    assert (once.pass_at_1, once.pass_at_k, once.pass_hat_k) == (pytest.approx(1 / 3, abs=1e-6), 1.0, 0.0)
+    assert once.reason.startswith("failed 2 of 3 epochs; epoch ")
+    assert once.reason.endswith("escalate: expected true, got false")
+    assert once.actual == WRONG  # the first failed epoch stands for the case
+    data = json.loads(report.to_json(timings=False))
+    assert list(data)[:10] == ["skill", "total", "passed", "failed", "score", "epochs", "passAt1", "passAtK",
+                               "passHatK", "cases"]
+    assert list(data["cases"][1])[:11] == ["id", "pass", "expected", "actual", "reason", "passes", "passAt1",
+                                           "passAtK", "passHatK", "stability", "epochs"]
+    assert all("raw" in e for e in data["cases"][3]["epochs"])  # a failed epoch keeps its raw answer
+    assert all("raw" not in e for e in data["cases"][0]["epochs"])
+
+
+def test_one_epoch_keeps_the_report_exactly_as_before(workspace):
+    run = prepare(workspace, [case("a", "bare", GOOD), case("b", "prose")])
+    one = score_skill(run, epochs=1, persist=False)
+    data = json.loads(one.to_json(timings=False))
+    assert list(data)[:6] == ["skill", "total", "passed", "failed", "score", "cases"]
+    assert [list(c) for c in data["cases"]] == [["id", "pass", "expected", "actual", "reason"],
+                                                ["id", "pass", "expected", "actual", "reason", "raw"]]
+    assert not {"epochs", "passAt1", "passAtK", "passHatK"} & set(data)
+    assert merge_epochs([one.cases]) is one.cases
+
+
+def test_identical_answers_over_epochs_give_byte_identical_reports(workspace):
+    run = prepare(workspace, [case(i, "bare" if i % 3 else "prose", GOOD) for i in range(9)])
+    first = score_skill(run, epochs=4, concurrency=5, persist=False)
+    second = score_skill(run, epochs=4, concurrency=2, persist=False)
+    assert first.to_json(timings=False) == second.to_json(timings=False)
+    assert first.pass_at_k == first.pass_hat_k == first.score == first.pass_at_1 == 6 / 9
+
+
+def test_the_history_keeps_every_epoch(workspace):
+    cases = [case("steady", "bare", GOOD), case("once", "flaky", GOOD, key="h-once", right=1, wrong=WRONG)]
+    report = score_skill(prepare(workspace, cases), epochs=3, concurrency=1, persist=False)
+    path = persist_report(report, workspace)
+    row = json.loads(WorkspaceLayout(workspace).scores_file.read_text().splitlines()[-1])
+    assert (row["epochs"], row["flakyIds"], row["failedIds"]) == (3, ["once"], ["once"])
+    assert row["epochScores"] == [1.0, 0.5, 0.5]  # one call at a time: epoch 1 got the one right answer
+    assert (row["passAt1"], row["passAtK"], row["passHatK"]) == (report.pass_at_1, 1.0, 0.5)
+    saved = ScoreReport.model_validate_json(path.read_text())
+    assert saved.to_json() == report.to_json()
+    assert [e.passed for e in saved.cases[1].epochs] == [True, False, False]
+
+
+def test_epochs_out_of_range_are_input_errors(workspace):
+    run = prepare(workspace, [case("a", "bare", GOOD)])
+    for epochs in (0, 101):
+        with pytest.raises(InputError, match="epochs must be between 1 and 100"):
+            score_skill(run, epochs=epochs, persist=False)

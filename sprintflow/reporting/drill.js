@@ -1,0 +1,107 @@
+// The drill-down of the sprintflow report: reads the click selections and the filters of the
+// Vega view, lists the sampled evaluations that match, and opens one. Chart drawing is all Vega's;
+// this is the only hand-written script of the page. Inlined by sprintflow/reporting/html.py.
+(function () {
+  const read = (id) => JSON.parse(document.getElementById(id).textContent);
+  const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
+  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED} = read("sprintflow-config");
+  const DAY = 864e5, LIMIT = 200;
+  const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
+  const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
+    (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
+  const outcome = (value) => `<span class="${esc(value)}">${esc(value)}</span>`;
+  const failing = (results) => Object.keys(results).filter((k) => results[k] === "fail").join(", ");
+
+  vegaEmbed("#charts", spec, {renderer: "svg", actions: false}).then(({view}) => {
+    let active = null;  // [selection name, {field: [values]}]
+    const filter = (name) => view.signal("f_" + name);
+    const periodEnd = (start) => {
+      const unit = view.signal("period_unit"), at = new Date(start);
+      if (unit === "day") return start + DAY;
+      if (unit === "week") return start + 7 * DAY;
+      return Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
+    };
+    const inPeriod = (record, start) => {
+      const at = Date.parse(record.day);
+      return at >= start && at < periodEnd(start);
+    };
+    const matchesFilters = (r) => r.day >= filter("from") && r.day <= filter("to")
+      && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || r[k] === filter(k))
+      && (filter("strategy") === ALL || filter("strategy") in r.strategies)
+      && (filter("criterion") === ALL || filter("criterion") in r.criteria);
+    const matchesPick = (r, name, value) => {
+      if (name === "pick_period") return inPeriod(r, value.period[0]);
+      if (name === "pick_strategy") return value.name[0] in r.strategies;
+      if (name === "pick_criterion") return value.name[0] in r.criteria && inPeriod(r, value.period[0]);
+      if (name === "pick_engine") return r.engine === value.engine[0];
+      if (name === "pick_green") return r.green_after === value.iterations[0];
+      return false;
+    };
+    const describe = (name, value) => {
+      if (name === "pick_period") return `the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_strategy") return `strategy ${value.name[0]}`;
+      if (name === "pick_criterion") return `criterion ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_engine") return `engine ${value.engine[0]}`;
+      return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
+    };
+    const render = () => {
+      if (!active) { drill.hidden = true; return; }
+      const [name, value] = active;
+      const rows = sample.filter((r) => matchesFilters(r) && matchesPick(r, name, value));
+      const own = name === "pick_strategy" ? (r) => r.strategies[value.name[0]]
+        : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
+      drill.hidden = false;
+      drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;
+      drill.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} of the sampled evaluations match` +
+        (rows.length > LIMIT ? `; the first ${LIMIT} are listed` : "") +
+        ` (the report keeps the newest ${PER_DAY} per day and result` +
+        (TRIMMED ? ", and only the most recent of those that fit in the page" : "") + "). Click one to open it.";
+      drill.querySelector("tbody").innerHTML = rows.slice(0, LIMIT).map((r) => `<tr data-key="${esc(r.key)}">
+        <td>${esc(r.at)}</td><td>${esc(r.contract_id)}</td><td>${r.iteration}</td><td>${esc(r.engine)}</td>
+        <td>${esc(r.executor)}</td><td>${outcome(own(r))}</td><td>${outcome(r.result)}</td>
+        <td>${esc(failing(r.strategies))}</td><td>${esc(failing(r.criteria))}</td>
+        <td>${r.cost == null ? "" : "$" + r.cost.toFixed(2)}</td></tr>`).join("");
+    };
+    const open = (key) => {
+      const r = sample.find((x) => x.key === key), d = details[key];
+      const results = (map) => Object.entries(map).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${outcome(v)}</td></tr>`).join("");
+      let body = `<h2>${esc(r.eval_id)} <span class="${esc(r.result)}">${esc(r.result)}</span></h2>
+        <p class="note">${esc(r.at)} UTC · contract ${esc(r.contract_id)} · iteration ${r.iteration} · engine ${esc(r.engine)}
+        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}</p>`;
+      if (d) {
+        body += `<h3>Summary</h3><pre>${esc(d.summary)}</pre>`;
+        body += `<h3>Feedback to the generator (${d.feedback.length})</h3><table>${d.feedback.map((f) =>
+          `<tr><td>${esc(f.priority)}</td><td>${esc(f.category)}</td><td>${esc(f.file || "")}${f.line ? ":" + f.line : ""}</td>
+           <td>${esc(f.description)}<br><span class="note">expected: ${esc(f.expected)}</span></td></tr>`).join("")}</table>`;
+        body += `<h3>Strategies</h3>${d.strategies.map((s) => `<p>${outcome(s.result)} <b>${esc(s.name)}</b>: ${esc(s.details)}</p>` +
+          (s.diagnostics.length ? `<table>${s.diagnostics.map((g) => `<tr><td>${esc(g.file || "")}${g.line ? ":" + g.line : ""}</td>
+           <td>${esc(g.tool)}</td><td>${esc(g.message)}${g.hint ? "<br><span class='note'>hint: " + esc(g.hint) + "</span>" : ""}</td></tr>`).join("")}</table>` : "")).join("")}`;
+        body += `<h3>Criteria</h3><table>${d.criteria.map((c) => `<tr><td>${esc(c.id)}</td><td>${outcome(c.result)}</td>
+          <td>${esc(c.evidence)}${c.feedback ? "<br><span class='note'>" + esc(c.feedback) + "</span>" : ""}</td></tr>`).join("")}</table>`;
+        if (d.regressions.length) body += `<h3>Regressions</h3><ul>${d.regressions.map((g) => `<li>${esc(g)}</li>`).join("")}</ul>`;
+      } else {
+        body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
+          evaluation of the same id): what the history recorded follows.</p>
+          <h3>Strategies</h3><table>${results(r.strategies)}</table><h3>Criteria</h3><table>${results(r.criteria)}</table>`;
+      }
+      dialog.querySelector(".body").innerHTML = body;
+      dialog.showModal();
+    };
+    drill.querySelector("tbody").addEventListener("click", (event) => {
+      const row = event.target.closest("tr");
+      if (row) open(row.dataset.key);
+    });
+    dialog.querySelector("button").addEventListener("click", () => dialog.close());
+    PICKS.forEach((name) => view.addSignalListener(name, (_, value) => {
+      active = value && Object.keys(value).length ? [name, value] : (active && active[0] === name ? null : active);
+      render();
+    }));
+    ["from", "to", "contract", "engine", "strategy", "criterion", "executor"].forEach(
+      (name) => view.addSignalListener("f_" + name, render));
+    window.sprintflowView = view;
+    document.body.dataset.ready = "yes";
+  }).catch((error) => {
+    document.getElementById("charts").textContent = "The charts could not be drawn: " + error;
+    document.body.dataset.ready = "error";
+  });
+})();
