@@ -88,7 +88,7 @@ class DependencyPlan:
             # Scratch folders tools write into node_modules; the executor mounts tmpfs there.
             "if [ -d /workspace/node_modules ]; then mkdir -p /workspace/node_modules/.cache "
             "/workspace/node_modules/.vite /workspace/node_modules/.vitest; fi",
-            "chmod -R a+rX /opt/sprintflow /workspace",
+            "mkdir -p /opt/sprintflow && chmod -R a+rX /opt/sprintflow /workspace",
         ]
         return "\n".join(lines) + "\n"
 

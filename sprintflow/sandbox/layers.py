@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import tarfile
 import threading
 import time
@@ -50,7 +51,8 @@ KIND_LABEL = "sprintflow.sandbox"
 NODE_HOME = "/opt/node"
 """Where a runtime layer puts the registry's node (with npm), first on PATH."""
 
-CA_IN_CONTAINER = "/etc/ssl/sprintflow-host-ca.crt"
+CA_IN_CONTAINER = "/tmp/sprintflow-host-ca.crt"
+"""Inside the setup container's tmpfs /tmp, so not even its mount point lands in the committed layer."""
 SETUP_TIMEOUT_S = 1800
 _SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
 
@@ -202,9 +204,12 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
     env = {"HOME": "/root", "CI": "true", "npm_config_update_notifier": "false",
            "npm_config_cache": "/tmp/npm-cache", "PIP_NO_CACHE_DIR": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
-    volumes = {}
+    from docker.types import Mount
+
+    # Mounts, not `volumes=`: the SDK would also declare those paths as image volumes, which a commit keeps.
+    mounts = [Mount("/tmp", None, type="tmpfs", tmpfs_size=4 << 30)]
     if ca_bundle is not None:
-        volumes[str(ca_bundle)] = {"bind": CA_IN_CONTAINER, "mode": "ro"}
+        mounts.append(Mount(CA_IN_CONTAINER, str(ca_bundle), type="bind", read_only=True))
         env.update({"NODE_EXTRA_CA_CERTS": CA_IN_CONTAINER, "npm_config_cafile": CA_IN_CONTAINER,
                     "PIP_CERT": CA_IN_CONTAINER, "SSL_CERT_FILE": CA_IN_CONTAINER,
                     "REQUESTS_CA_BUNDLE": CA_IN_CONTAINER})
@@ -213,8 +218,9 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
     started = time.monotonic()
     try:
         container = client.containers.create(
-            runtime_tag, command=["sh", "-c", plan.script()], user="0", working_dir="/workspace",
-            environment=env, network_mode="bridge", volumes=volumes, tmpfs={"/tmp": "rw,exec,size=4g"},
+            # The setup's variables are exported by the script, not set on the container: a commit keeps those.
+            runtime_tag, command=["sh", "-c", _exports(env) + plan.script()], user="0", working_dir="/workspace",
+            network_mode="bridge", mounts=mounts,
             labels={"sprintflow.managed": "true", "sprintflow.run": f"setup-{_short(key)}",
                     "sprintflow.deadline": str(int(time.time() + SETUP_TIMEOUT_S + 60))},
             detach=True)
@@ -240,6 +246,10 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
             pass  # the sweep removes it after its deadline
     progress(f"[deps] built {tag} in {time.monotonic() - started:.0f} s")
     return tag
+
+
+def _exports(env: dict[str, str]) -> str:
+    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
 
 
 def _run_setup(container, progress: Progress) -> tuple[int, str]:

@@ -112,15 +112,20 @@ def node_versions(cache: Path | None = None) -> list[str]:
     return list(_packument(node_package_name(), cache or sandbox_cache()).get("versions", {}))
 
 
+NPM_MAJOR = 10
+"""The npm line node 20 and 22 ship with; npm 11's pending ``allowScripts`` would skip native builds."""
+
+
 def npm_for_node(node_version: str, cache: Path | None = None) -> str:
-    """The newest npm release whose ``engines.node`` accepts ``node_version``."""
+    """The newest npm 10 release (else the newest release) whose ``engines.node`` accepts ``node_version``."""
     versions = _packument("npm", cache or sandbox_cache()).get("versions", {})
     fitting = [v for v, meta in versions.items()
                if re.fullmatch(r"\d+\.\d+\.\d+", v)
                and nodesemver.satisfies(node_version, (meta.get("engines") or {}).get("node") or "*", loose=True)]
     if not fitting:
         raise RuntimeUnavailable(f"no npm release on the registry supports node {node_version}")
-    return str(nodesemver.max_satisfying(fitting, "*", loose=True))
+    preferred = [v for v in fitting if v.startswith(f"{NPM_MAJOR}.")]
+    return str(nodesemver.max_satisfying(preferred or fitting, "*", loose=True))
 
 
 def _check_integrity(path: Path, integrity: str, shasum: str | None) -> bool:
