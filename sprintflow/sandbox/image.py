@@ -66,6 +66,7 @@ def build_sandbox_image(tag: str = DEFAULT_IMAGE, *, suite: str = "bookworm",
     """Build ``tag`` from Debian packages and ``docker import`` it; returns the image id.
 
     Needs root, ``debootstrap`` and a running Docker engine. Takes ~2 minutes.
+    (No doctest: running one would rebuild and retag the image every test uses.)
     """
     for tool in ("debootstrap", "chroot", "tar"):
         if shutil.which(tool) is None:

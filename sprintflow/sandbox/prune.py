@@ -41,12 +41,13 @@ def _last_used(cache: Path, tag: str, created: str) -> float:
 
 
 def prune_sandbox(*, keep: int = 10, older_than_s: float | None = None, dry_run: bool = False,
-                  now: float | None = None) -> PruneReport:
+                  now: float | None = None, only_label: str | None = None) -> PruneReport:
     """Remove all but the ``keep`` most recently used layers (and those unused for ``older_than_s``).
 
     A dependency layer goes with its node_modules volume; a runtime layer stays
     while a kept dependency layer builds on it; a downloaded node or npm stays
-    while a kept runtime layer holds it.
+    while a kept runtime layer holds it. ``only_label`` (``key=value``) limits
+    the prune to layers that also carry that label, downloads untouched.
     """
     import time
 
@@ -54,7 +55,8 @@ def prune_sandbox(*, keep: int = 10, older_than_s: float | None = None, dry_run:
 
     client, cache, report = _docker(), sandbox_cache(), PruneReport()
     now = time.time() if now is None else now
-    images = [i for i in client.images.list(filters={"label": KIND_LABEL}) if i.tags]
+    labels = [KIND_LABEL] + ([only_label] if only_label else [])
+    images = [i for i in client.images.list(filters={"label": labels}) if i.tags]
     in_use = {c.image.id for c in client.containers.list(all=True) if c.image is not None}
     ranked = sorted(images, key=lambda i: _last_used(cache, i.tags[0], i.attrs["Created"]), reverse=True)
     kept = []
@@ -84,7 +86,8 @@ def prune_sandbox(*, keep: int = 10, older_than_s: float | None = None, dry_run:
         report.removed.append(tag + (f" and volume {volume}" if volume else ""))
         report.freed_bytes += int(image.attrs.get("Size", 0))
     report.kept += [i.tags[0] for i in kept]
-    _prune_downloads(cache, kept, report, dry_run)
+    if only_label is None:
+        _prune_downloads(cache, kept, report, dry_run)
     return report
 
 

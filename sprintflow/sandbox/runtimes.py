@@ -147,8 +147,8 @@ def _node_range(declaration: Declaration, available: list[str]) -> str:
     """The declaration as an npm semver range (nvm's aliases translated)."""
     spec = declaration.spec.strip()
     lowered = spec.lower()
-    if lowered in ("node", "stable", "latest", "current"):
-        return "*"
+    if lowered in ("node", "stable", "latest", "current"):  # nvm: the newest release there is
+        return str(nodesemver.max_satisfying(available, "*", loose=True))
     if lowered.startswith("lts/"):
         name = lowered[4:]
         if name in ("*", "latest"):

@@ -7,7 +7,8 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
   pinned by its committed package-lock.json;
 * ``zod``: the zod 4.1.12 npm tarball, which ships its vitest suites in ``src/``;
   its test runner lives in zod's monorepo root, so vitest 3.2.4 is added as its
-  one devDependency and the lockfile resolved as of ``RESOLVED_BEFORE``;
+  one devDependency and the lockfile resolved as of ``RESOLVED_BEFORE``; its tests
+  need node >= 20, which the package does not declare, so each copy gets an ``.nvmrc``;
 * ``outcome``: the outcome 1.3.0.post0 sdist from PyPI, a src-layout library that
   depends on attrs and ships ``tests/`` and ``test-requirements.txt``.
 
@@ -112,4 +113,8 @@ def project_copy(name: str, dest: Path) -> Path:
     (target / ".sprintflow-ready").unlink()
     if name == "outcome":
         _set_up_python_host(target)  # a virtualenv holds absolute paths: each copy needs its own
+    if name == "zod":
+        # zod's package.json declares no node, but its tests use the `File` global of node >= 20
+        # (on node 18: "ReferenceError: File is not defined"): say what its developers run.
+        (target / ".nvmrc").write_text("20\n")
     return target
