@@ -22,10 +22,12 @@ import json
 import os
 import shlex
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from sprintflow.errors import ExecutorUnavailable, InfrastructureError
 from sprintflow.io.files import atomic_write_text
@@ -57,6 +59,8 @@ SETUP_TIMEOUT_S = 1800
 _SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
 
 Progress = Callable[[str], object]
+
+_REGISTRY_SETTINGS = ("npm_config_registry", "NPM_CONFIG_REGISTRY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 
 
 class SandboxSetupFailed(InfrastructureError):
@@ -173,11 +177,14 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
     return tag
 
 
-def _project_archive(workspace: Path) -> bytes:
-    """The workspace as a tar rooted at ``workspace/`` (tool outputs, caches and the host's deps left out)."""
-    buffer = io.BytesIO()
+def _project_archive(workspace: Path) -> IO[bytes]:
+    """The workspace as a tar rooted at ``workspace/`` (tool outputs, caches and the host's deps left out).
+
+    Spooled to a temporary file: a workspace can hold more than we want in memory.
+    """
+    spool = tempfile.TemporaryFile()
     skipped = IGNORED_DIRS | {".tox", ".nox", ".eggs"}
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
+    with tarfile.open(fileobj=spool, mode="w") as archive:
         for folder, dirs, files in os.walk(workspace):
             dirs[:] = sorted(d for d in dirs if d not in skipped and not (Path(folder, d) / "pyvenv.cfg").exists())
             relative = Path(folder).relative_to(workspace)
@@ -185,7 +192,8 @@ def _project_archive(workspace: Path) -> bytes:
                 path = Path(folder, name)
                 archive.add(str(path), arcname=str(Path("workspace") / relative / name), recursive=False,
                             filter=_owned_by_root)
-    return buffer.getvalue()
+    spool.seek(0)
+    return spool
 
 
 def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, key: str, progress: Progress,
@@ -204,6 +212,9 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
     env = {"HOME": "/root", "CI": "true", "npm_config_update_notifier": "false",
            "npm_config_cache": "/tmp/npm-cache", "PIP_NO_CACHE_DIR": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+    # A registry mirror the host is configured for serves the setup step too (not a host-only file:// index).
+    env.update({name: os.environ[name] for name in _REGISTRY_SETTINGS
+                if os.environ.get(name, "").startswith(("http://", "https://"))})
     from docker.types import Mount
 
     # Mounts, not `volumes=`: the SDK would also declare those paths as image volumes, which a commit keeps.
@@ -227,7 +238,8 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
     except DockerException as exc:
         raise ExecutorUnavailable(f"cannot create the setup container from {runtime_tag}: {exc}") from None
     try:
-        container.put_archive("/", _project_archive(workspace))
+        with _project_archive(workspace) as archive:
+            container.put_archive("/", archive)
         exit_code, log = _run_setup(container, progress)
         if exit_code != 0:
             raise SandboxSetupFailed(f"the setup step for {workspace} failed (exit {exit_code}) after "

@@ -137,3 +137,20 @@ def test_prune_keeps_the_most_recently_used(docker_ready):
     assert remaining == {fresh}
     prune_sandbox(keep=0, only_label=f"sprintflow.test={scope}")
     assert client.images.list(filters={"label": f"sprintflow.test={scope}"}) == []
+
+
+def test_an_evaluation_of_a_project_nobody_can_serve_exits_3_with_no_result(docker_ready, prefect_api_url, tmp_path):
+    workspace = tmp_path / "needs-312"
+    shutil.copytree(Path(__file__).resolve().parent.parent.parent / "examples" / "python-api", workspace,
+                    ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+    (workspace / ".python-version").write_text("3.12\n")
+    contract = next((workspace / ".sprintflow" / "contracts").glob("*.json"))
+    proc = subprocess.run([sys.executable, "-m", "sprintflow", "evaluate", str(workspace), "--contract",
+                           str(contract), "--executor", "docker"], capture_output=True, text=True,
+                          env={**os.environ, "PREFECT_API_URL": prefect_api_url}, timeout=300)
+    assert proc.returncode == 3, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: .python-version '3.12': no Debian release carries a python that satisfies it "
+                      "(available: python 3.11 (bookworm), python 3.13 (trixie))"]
+    assert "Traceback" not in proc.stderr
+    assert not (workspace / ".sprintflow" / "evals").exists()
