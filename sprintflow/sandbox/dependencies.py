@@ -200,11 +200,15 @@ def _python_step(workspace: Path) -> InstallStep | None:
         lines.append(f"{VENV}/bin/python -m pip install -q -e {shlex.quote(target)}{group_flags}")
         described.append(f"-e {target}{group_flags.replace(' --group ', ' group ')}")
         inputs += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if (workspace / name).is_file()]
-    # The image's python tools (pytest, mypy, …) as the venv's own commands: `pytest` must see the project.
+    # The image's python tools as the venv's own commands: `pytest` and `mypy` must see the project,
+    # and `python -m ruff` looks for its binary beside the venv's python.
     lines.append(f"""for tool in /usr/local/bin/*; do
   name=$(basename "$tool")
-  if [ ! -e "{VENV}/bin/$name" ] && head -n1 "$tool" | grep -q '^#!.*python'; then
+  if [ -e "{VENV}/bin/$name" ]; then continue; fi
+  if head -n1 "$tool" | grep -q '^#!.*python'; then
     sed '1s|.*|#!{VENV}/bin/python3|' "$tool" > "{VENV}/bin/$name" && chmod 755 "{VENV}/bin/$name"
+  else
+    ln -s "$tool" "{VENV}/bin/$name"
   fi
 done""")
     return InstallStep("pip install " + " ".join(described), tuple(inputs), "\n".join(lines))
