@@ -84,11 +84,23 @@ def prune_sandbox(*, keep: int = 10, older_than_s: float | None = None, dry_run:
                 continue
             _stamp(cache, tag).unlink(missing_ok=True)
         report.removed.append(tag + (f" and volume {volume}" if volume else ""))
-        report.freed_bytes += int(image.attrs.get("Size", 0))
+        report.freed_bytes += _own_size(client, image)
     report.kept += [i.tags[0] for i in kept]
     if only_label is None:
         _prune_downloads(cache, kept, report, dry_run)
     return report
+
+
+def _own_size(client, image) -> int:
+    """What a layer adds to the image it builds on (an image's Size counts its parents too)."""
+    from docker.errors import ImageNotFound
+
+    parent = image.labels.get("sprintflow.runtime") or image.labels.get("sprintflow.base")
+    try:
+        below = int(client.images.get(parent).attrs.get("Size", 0)) if parent else 0
+    except ImageNotFound:
+        below = 0
+    return max(0, int(image.attrs.get("Size", 0)) - below)
 
 
 def _prune_downloads(cache: Path, kept: list, report: PruneReport, dry_run: bool) -> None:
