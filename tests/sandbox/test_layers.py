@@ -150,7 +150,7 @@ def test_an_evaluation_of_a_project_nobody_can_serve_exits_3_with_no_result(dock
                           env={**os.environ, "PREFECT_API_URL": prefect_api_url}, timeout=300)
     assert proc.returncode == 3, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert errors == [f"error: .python-version '3.12': no Debian release carries a python that satisfies it "
+    assert errors == ["error: .python-version '3.12': no Debian release carries a python that satisfies it "
                       "(available: python 3.11 (bookworm), python 3.13 (trixie))"]
     assert "Traceback" not in proc.stderr
     assert not (workspace / ".sprintflow" / "evals").exists()
