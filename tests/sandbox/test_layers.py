@@ -154,3 +154,20 @@ def test_an_evaluation_of_a_project_nobody_can_serve_exits_3_with_no_result(dock
                       "(available: python 3.11 (bookworm), python 3.13 (trixie))"]
     assert "Traceback" not in proc.stderr
     assert not (workspace / ".sprintflow" / "evals").exists()
+
+
+def test_playwright_finds_the_images_chromium_without_being_told(docker_ready, tmp_path):
+    """No executablePath, no CHROMIUM_PATH in the config, no browser download: the sandbox provides one."""
+    workspace = tmp_path / "ts-app"
+    shutil.copytree(Path(__file__).resolve().parent.parent.parent / "examples" / "ts-app", workspace,
+                    ignore=shutil.ignore_patterns("node_modules", ".sprintflow", "dist"))
+    config = workspace / "playwright.config.ts"
+    text = config.read_text()
+    assert "executablePath" in text
+    config.write_text("\n".join(line for line in text.splitlines() if "executablePath" not in line) + "\n")
+    executor = with_project_sandbox(DockerExecutor(), workspace, progress=lambda line: None)
+    result = executor.run(workspace, CommandSpec(
+        "node_modules/.bin/tsc -p tsconfig.build.json && node_modules/.bin/playwright test --reporter=line",
+        timeout=300))
+    assert result.exit_code == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "2 passed" in result.stdout
