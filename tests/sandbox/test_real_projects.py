@@ -115,3 +115,18 @@ def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tm
     assert docker.overall_result == local.overall_result
     unit = next(s for s in docker.strategy_results if s.strategy == "unit-test")
     assert "passed" in unit.details or unit.result.value == "pass"
+
+
+@pytest.mark.slow
+def test_a_python_from_another_debian_release(docker_ready, tmp_path):
+    """``.python-version 3.13``: the trixie base is debootstrapped once (minutes), then reused."""
+    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
+    from sprintflow.sandbox.prepare import with_project_sandbox
+
+    workspace = project_copy("outcome", tmp_path)
+    (workspace / ".python-version").write_text("3.13\n")
+    executor = with_project_sandbox(DockerExecutor(), workspace, progress=print)
+    assert executor.image and executor.image.startswith("sprintflow-deps:")
+    result = executor.run(workspace, CommandSpec("python --version && pytest -q -p no:cacheprovider", timeout=120))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("Python 3.13.") and "10 passed" in result.stdout
