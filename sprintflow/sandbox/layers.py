@@ -231,7 +231,7 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
         container = client.containers.create(
             # The setup's variables are exported by the script, not set on the container: a commit keeps those.
             runtime_tag, command=["sh", "-c", _exports(env) + plan.script()], user="0", working_dir="/workspace",
-            network_mode="bridge", mounts=mounts,
+            network_mode="bridge", mounts=mounts, security_opt=["no-new-privileges"], pids_limit=4096,
             labels={"sprintflow.managed": "true", "sprintflow.run": f"setup-{_short(key)}",
                     "sprintflow.deadline": str(int(time.time() + SETUP_TIMEOUT_S + 60))},
             detach=True)
