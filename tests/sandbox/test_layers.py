@@ -171,3 +171,18 @@ def test_playwright_finds_the_images_chromium_without_being_told(docker_ready, t
         timeout=300))
     assert result.exit_code == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "2 passed" in result.stdout
+
+
+@pytest.mark.parametrize("fixture, installer", [("tiny-pnpm", "pnpm 9.15.9 install --frozen-lockfile"),
+                                                ("tiny-yarn", "yarn 1.22.22 install --frozen-lockfile")])
+def test_pnpm_and_yarn_lockfiles_install_at_the_pinned_version(docker_ready, tmp_path, fixture, installer):
+    workspace = tmp_path / fixture
+    shutil.copytree(FIXTURES / fixture, workspace)
+    executor = with_project_sandbox(DockerExecutor(), workspace, progress=lambda line: None)
+    assert executor.sandbox is not None and installer in executor.sandbox.description
+    result = executor.run(workspace, CommandSpec("node -e \"console.log(require('is-number')(3))\"", timeout=60))
+    assert result.stdout.strip() == "true", result.stderr
+    # The one trace on the host: Docker's mount point for the sandbox's node_modules, an empty folder.
+    assert sorted(p.name for p in workspace.iterdir()) == sorted(
+        [p.name for p in (FIXTURES / fixture).iterdir()] + ["node_modules"])
+    assert list((workspace / "node_modules").iterdir()) == []
