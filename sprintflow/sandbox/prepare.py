@@ -118,16 +118,14 @@ def _describe(runtimes, suite: str, node_version: str | None, plan, image: str) 
 def with_project_sandbox(executor: Executor, workspace: Path, progress: Progress = print) -> Executor:
     """``executor`` set up to run in ``workspace``'s own sandbox (Docker only; before any strategy runs).
 
-    A local executor, or a Docker one whose project config names its own image,
-    is returned as it is: the project chose its environment.
+    A local executor, or a Docker one configured with an image of the project's
+    choosing (``executor.image``), is returned as it is: the project chose its environment.
     """
-    from sprintflow.config import load_project_config
     from sprintflow.evaluate.executors import DockerExecutor
 
     if not isinstance(executor, DockerExecutor) or executor.sandbox is not None or not workspace.is_dir():
         return executor  # (a missing workspace is reported by the evaluation's own input checks)
-    project = load_project_config(workspace)
-    if project.executor.image != DEFAULT_IMAGE:
+    if executor.config.image != DEFAULT_IMAGE:
         return executor
     started = time.monotonic()
     sandbox = prepare_sandbox(workspace, base_image=executor.config.image, progress=progress)
