@@ -29,6 +29,7 @@ from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
 from sprintflow.io.hashing import file_hashes
 from sprintflow.io.locks import workspace_lock
+from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import (
     CriterionResult,
     EvalResult,
@@ -101,7 +102,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
     started = time.monotonic()
     with workspace_lock(workspace):
         project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
-        runner = resolve_executor(executor, project.executor)
+        # The project's own runtime and dependencies, before any strategy runs (Docker only).
+        runner = with_project_sandbox(resolve_executor(executor, project.executor), Path(workspace))
         plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration, project)
         print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
               f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")

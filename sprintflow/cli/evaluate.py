@@ -39,7 +39,12 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
 
     # Bad input and a missing Docker engine are refused before a flow run (and a server) starts.
     _, project, _ = load_inputs(workspace, contract)
-    resolve_executor(executor, project.executor)
+    runner = resolve_executor(executor, project.executor)
+    # So are a runtime the project declares and we cannot provide, and the sandbox's progress: the
+    # flow then finds every layer built.
+    from sprintflow.sandbox.prepare import with_project_sandbox
+
+    with_project_sandbox(runner, workspace, progress=lambda line: click.echo(line, err=True))
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     from sprintflow.flows.evaluate import evaluate_flow
 

@@ -18,11 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command, scrubbed_env
 from sprintflow.schemas import ExecutorConfig
+
+if TYPE_CHECKING:
+    from sprintflow.sandbox.prepare import PreparedSandbox
 
 __all__ = [
     "RUNNERS_DIR",
@@ -46,6 +49,8 @@ LABEL = "sprintflow.managed"
 CONTAINER_WORKSPACE = "/workspace"
 CONTAINER_RUNNERS = "/opt/sprintflow/runners"
 KILL_AFTER_S = 5
+NODE_SCRATCH = (".cache", ".vite", ".vitest")
+"""Folders tools write caches into under node_modules: writable scratch over the read-only dependencies."""
 
 
 @dataclass(frozen=True)
@@ -115,13 +120,18 @@ class DockerExecutor(Executor):
     config: ExecutorConfig = field(default_factory=ExecutorConfig)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     kind: Literal["docker"] = "docker"
+    sandbox: PreparedSandbox | None = None
+    """The workspace's own layered image (``sprintflow.sandbox.prepare``); None: ``config.image`` as it is."""
 
     def describe(self) -> str:
+        if self.sandbox is not None:
+            return f"docker ({self.sandbox.description})"
         return f"docker ({self.config.image})"
 
     @property
     def image(self) -> str | None:
-        return self.config.image
+        """The image strategies run in unless one names its own."""
+        return self.sandbox.image if self.sandbox is not None else self.config.image
 
     def workspace_path(self, workspace: Path) -> str:
         return CONTAINER_WORKSPACE
@@ -133,7 +143,7 @@ class DockerExecutor(Executor):
         import docker  # lazily: importing the SDK costs start-up time for local-only runs
         from docker.errors import DockerException, ImageNotFound
 
-        image = spec.image or self.config.image
+        image = spec.image or self.image or self.config.image
         try:
             client = docker.from_env(timeout=30)
             client.images.get(image)
@@ -151,14 +161,18 @@ class DockerExecutor(Executor):
                         started: float) -> CommandResult:
         from docker.errors import DockerException
 
+        volumes = {str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
+                   str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}}
+        tmpfs = {"/tmp": "rw,exec,size=1g"}
+        if self.sandbox is not None and not spec.image:
+            _mask_host_dependencies(workspace, self.sandbox, volumes, tmpfs)
         try:
             container = client.containers.create(
                 image,
                 command=["timeout", "-k", str(KILL_AFTER_S), str(max(1, round(spec.timeout))),
                          "sh", "-c", spec.command],
                 working_dir=CONTAINER_WORKSPACE,
-                volumes={str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
-                         str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}},
+                volumes=volumes,
                 user=_container_user(workspace),
                 environment={"HOME": "/tmp", "CI": "true", **spec.env},
                 network_mode="bridge" if spec.network else "none",
@@ -168,7 +182,7 @@ class DockerExecutor(Executor):
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
                 init=True,  # reaps zombies and forwards signals to the command
-                tmpfs={"/tmp": "rw,exec,size=1g"},
+                tmpfs=tmpfs,
                 labels={LABEL: "true", "sprintflow.run": self.run_id,
                         "sprintflow.deadline": str(int(time.time() + spec.timeout + 60))},
                 log_config={"type": "json-file", "config": {"max-size": "20m", "max-file": "1"}},
@@ -232,6 +246,25 @@ def _pump_frames(frames, out: CappedBuffer, err: CappedBuffer) -> None:
                 err.write(stderr)
     except Exception as exc:  # the container vanished: keep what we have, say so
         err.write(f"\n[sprintflow: output stream ended early: {exc}]\n".encode())
+
+
+def _mask_host_dependencies(workspace: Path, sandbox: PreparedSandbox, volumes: dict, tmpfs: dict) -> None:
+    """Hide the host's node_modules and virtualenvs: they were built for the host, not for this image.
+
+    The sandbox's own node_modules (a read-only volume filled from its
+    dependency layer) takes the host's place, with writable scratch folders for
+    tool caches; a host virtualenv becomes an empty folder (the sandbox's is on PATH).
+    """
+    node_modules = f"{CONTAINER_WORKSPACE}/node_modules"
+    if sandbox.node_modules_volume is not None:
+        volumes[sandbox.node_modules_volume] = {"bind": node_modules, "mode": "ro"}
+        for scratch in NODE_SCRATCH:
+            tmpfs[f"{node_modules}/{scratch}"] = "rw,exec,size=256m"
+    elif (workspace / "node_modules").is_dir():
+        tmpfs[node_modules] = "ro,size=1k"
+    for child in workspace.iterdir():
+        if child.is_dir() and not child.is_symlink() and (child / "pyvenv.cfg").is_file():
+            tmpfs[f"{CONTAINER_WORKSPACE}/{child.name}"] = "ro,size=1k"
 
 
 def _container_user(workspace: Path) -> str:

@@ -62,10 +62,11 @@ def _run(argv: list[str], log: Path, **kwargs) -> None:
 
 def build_sandbox_image(tag: str = DEFAULT_IMAGE, *, suite: str = "bookworm",
                         mirror: str | None = None, extra_packages: list[str] | None = None,
-                        progress: Callable[[str], None] = print) -> str:
+                        progress: Callable[[str], object] = print) -> str:
     """Build ``tag`` from Debian packages and ``docker import`` it; returns the image id.
 
     Needs root, ``debootstrap`` and a running Docker engine. Takes ~2 minutes.
+    (No doctest: running one would rebuild and retag the image every test uses.)
     """
     for tool in ("debootstrap", "chroot", "tar"):
         if shutil.which(tool) is None:
@@ -118,7 +119,8 @@ def _import(root: Path, tag: str, log: Path) -> str:
     argv = ["docker", "import", *[a for c in changes for a in ("--change", c)], "-", tag]
     with log.open("ab") as sink:
         proc = subprocess.run(argv, stdin=tar.stdout, stdout=subprocess.PIPE, stderr=sink)
-    tar.stdout.close()
+    if tar.stdout is not None:
+        tar.stdout.close()  # so tar gets SIGPIPE if docker import died early
     tar.wait()
     if proc.returncode or tar.returncode:
         raise ExecutorUnavailable(f"docker import failed (exit {proc.returncode}); log: {log}")

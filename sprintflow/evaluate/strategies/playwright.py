@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sprintflow.io.process import CommandResult
@@ -22,7 +23,7 @@ class PlaywrightStrategy(Strategy[PlaywrightConfig]):
     needs_build = True
 
     def judge(self, run: StrategyRun) -> Judged:
-        if not _installed(run.workspace):
+        if not _installed(run):
             # The seed's one allowed skip: flagged as a configuration issue, never a pass.
             return Judged(result(run, Outcome.skipped, details=(
                 "Configuration issue: Playwright is not installed in this workspace "
@@ -44,9 +45,21 @@ class PlaywrightStrategy(Strategy[PlaywrightConfig]):
         return test_verdict(command, outcome, parsed)
 
 
-def _installed(workspace: Path) -> bool:
-    modules = workspace / "node_modules"
-    return (modules / "@playwright/test").is_dir() or (modules / "playwright").is_dir()
+def _installed(run: StrategyRun) -> bool:
+    modules = run.workspace / "node_modules"
+    if (modules / "@playwright/test").is_dir() or (modules / "playwright").is_dir():
+        return True
+    # In the project's own sandbox the dependencies were installed from package.json, not on the host.
+    return getattr(run.executor, "sandbox", None) is not None and _declares_playwright(run.workspace)
+
+
+def _declares_playwright(workspace: Path) -> bool:
+    try:
+        manifest = json.loads((workspace / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    declared = {**(manifest.get("dependencies") or {}), **(manifest.get("devDependencies") or {})}
+    return "@playwright/test" in declared or "playwright" in declared
 
 
 def _browser_missing(outcome: CommandResult) -> bool:

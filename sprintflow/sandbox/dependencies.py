@@ -1,0 +1,229 @@
+"""What a project installs, decided from its manifests and lockfiles: the setup step's script.
+
+The setup step runs once per dependency layer, as root, with the project's files
+copied to ``/workspace`` in the container and network to the package registries.
+Its result is kept in the image; the project copy is removed again (at run time
+the real workspace is mounted there), except ``node_modules``, which the
+executor mounts read-only over the host's.
+
+* node: ``npm ci`` (package-lock.json or npm-shrinkwrap.json), ``pnpm install
+  --frozen-lockfile`` (pnpm-lock.yaml) or ``yarn install --frozen-lockfile``
+  (yarn.lock, yarn 1), with pnpm and yarn at the version of ``packageManager``;
+  a package.json with dependencies and no lockfile gets ``npm install`` (not
+  reproducible, and said so).
+* python: a virtualenv in ``/opt/sprintflow/venv`` (it sees the image's pytest,
+  ruff and mypy), the requirements files, then the project itself installed
+  editable with its test extras (``test``, ``tests``, ``testing``, ``dev``) and
+  dependency groups of those names.
+
+The layer key hashes every file that can change the result, so an unchanged
+lockfile finds its layer and a changed one builds a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["VENV", "DependencyPlan", "InstallStep", "plan_dependencies"]
+
+VENV = "/opt/sprintflow/venv"
+"""The python virtualenv of a dependency layer (first on PATH in the sandbox)."""
+
+TOOLS = "/opt/sprintflow/tools"
+"""Where pnpm or yarn are installed when a lockfile asks for them."""
+
+PLAYWRIGHT_BROWSERS = "/opt/sprintflow/ms-playwright"
+"""PLAYWRIGHT_BROWSERS_PATH in the sandbox: Playwright's browser names, pointing at the image's Chromium."""
+
+_TEST_EXTRAS = ("test", "tests", "testing", "dev")
+_REQUIREMENTS = re.compile(r"((dev|test|tests|testing)[-_])?requirements([-_](dev|test|tests|testing))?\.txt")
+
+
+@dataclass(frozen=True)
+class InstallStep:
+    """One installer run of the setup step."""
+
+    description: str
+    """What a person reads in the progress: ``npm ci (package-lock.json)``."""
+    inputs: tuple[str, ...]
+    """Workspace-relative files whose content decides the result (the layer key)."""
+    script: str
+    """Shell lines, run as root in ``/workspace``."""
+
+
+@dataclass(frozen=True)
+class DependencyPlan:
+    """Every install step of a workspace; empty when it declares nothing to install."""
+
+    steps: tuple[InstallStep, ...]
+
+    @property
+    def installs_node_modules(self) -> bool:
+        return any(step.description.split()[0] in ("npm", "pnpm", "yarn") for step in self.steps)
+
+    def key(self, workspace: Path, runtime_key: str) -> str:
+        """The dependency layer's key: the runtime, the scripts and every input file's content."""
+        digest = hashlib.sha256(runtime_key.encode())
+        for step in self.steps:
+            digest.update(step.script.encode())
+            for name in step.inputs:
+                digest.update(name.encode() + b"\0")
+                path = workspace / name
+                digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+        return digest.hexdigest()
+
+    def script(self) -> str:
+        """The whole setup script: every step, then the project copy removed (node_modules kept)."""
+        lines = ["set -eu", "cd /workspace"]
+        for step in self.steps:
+            lines += [f"echo '[setup] {step.description}'", step.script]
+        lines += [
+            "find /workspace -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +",
+            # Scratch folders tools write into node_modules; the executor mounts tmpfs there.
+            "if [ -d /workspace/node_modules ]; then mkdir -p /workspace/node_modules/.cache "
+            "/workspace/node_modules/.vite /workspace/node_modules/.vitest; fi",
+            "mkdir -p /opt/sprintflow && chmod -R a+rX /opt/sprintflow /workspace",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _package_json(workspace: Path) -> dict | None:
+    path = workspace / "package.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        from sprintflow.errors import ConfigError
+
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+    return data if isinstance(data, dict) else None
+
+
+def _package_manager_version(package: dict, name: str, default: str) -> str:
+    """The version ``packageManager`` pins for ``name`` (``pnpm@9.12.0+sha…``), else ``default``."""
+    declared = package.get("packageManager")
+    if isinstance(declared, str) and declared.startswith(f"{name}@"):
+        return declared.split("@", 1)[1].split("+", 1)[0]
+    return default
+
+
+_PLAYWRIGHT_CHROMIUM = f"""\
+if [ -f node_modules/playwright-core/browsers.json ] && [ -x /usr/bin/chromium ]; then
+  for rev in $(node -e "for (const b of require('./node_modules/playwright-core/browsers.json').browsers) \
+if (b.name.startsWith('chromium')) console.log(b.name.replace(/-/g, '_') + '-' + b.revision)"); do
+    for exe in chrome-linux/chrome chrome-linux64/chrome chrome-linux/headless_shell \
+chrome-headless-shell-linux64/chrome-headless-shell; do
+      mkdir -p "{PLAYWRIGHT_BROWSERS}/$rev/$(dirname $exe)"
+      ln -sf /usr/bin/chromium "{PLAYWRIGHT_BROWSERS}/$rev/$exe"
+    done
+    touch "{PLAYWRIGHT_BROWSERS}/$rev/INSTALLATION_COMPLETE" "{PLAYWRIGHT_BROWSERS}/$rev/DEPENDENCIES_VALIDATED"
+  done
+fi"""
+"""Playwright looks for its own Chromium build by revision: point each revision it wants at the image's."""
+
+
+def _node_step(workspace: Path) -> InstallStep | None:
+    package = _package_json(workspace)
+    if package is None:
+        return None
+    npmrc = (".npmrc",) if (workspace / ".npmrc").is_file() else ()
+    for lockfile in ("package-lock.json", "npm-shrinkwrap.json"):
+        if (workspace / lockfile).is_file():
+            return InstallStep(f"npm ci ({lockfile})", ("package.json", lockfile, *npmrc),
+                               "npm ci --no-audit --no-fund\n" + _PLAYWRIGHT_CHROMIUM)
+    if (workspace / "pnpm-lock.yaml").is_file():
+        version = _package_manager_version(package, "pnpm", "9")
+        return InstallStep(f"pnpm {version} install --frozen-lockfile (pnpm-lock.yaml)",
+                           ("package.json", "pnpm-lock.yaml", *npmrc),
+                           f"npm install -g --no-audit --no-fund --prefix {TOOLS} pnpm@{shlex.quote(version)}\n"
+                           f"{TOOLS}/bin/pnpm install --frozen-lockfile --package-import-method copy "
+                           "--store-dir /tmp/pnpm-store\n" + _PLAYWRIGHT_CHROMIUM)
+    if (workspace / "yarn.lock").is_file():
+        version = _package_manager_version(package, "yarn", "1")
+        if not version.startswith("1"):
+            from .runtimes import RuntimeUnavailable
+
+            raise RuntimeUnavailable(f"package.json packageManager 'yarn@{version}': only yarn 1 lockfiles "
+                                     "are installed in the sandbox (yarn 2+ Plug'n'Play keeps no node_modules)")
+        return InstallStep(f"yarn {version} install --frozen-lockfile (yarn.lock)",
+                           ("package.json", "yarn.lock", *npmrc),
+                           f"npm install -g --no-audit --no-fund --prefix {TOOLS} yarn@{shlex.quote(version)}\n"
+                           f"{TOOLS}/bin/yarn install --frozen-lockfile --non-interactive "
+                           "--cache-folder /tmp/yarn-cache\n" + _PLAYWRIGHT_CHROMIUM)
+    if package.get("dependencies") or package.get("devDependencies"):
+        return InstallStep("npm install (no lockfile: versions are whatever the registry serves today)",
+                           ("package.json", *npmrc), "npm install --no-audit --no-fund\n" + _PLAYWRIGHT_CHROMIUM)
+    return None
+
+
+def _pyproject(workspace: Path) -> dict:
+    path = workspace / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        from sprintflow.errors import ConfigError
+
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _python_step(workspace: Path) -> InstallStep | None:
+    requirements = sorted(p.name for p in workspace.iterdir() if p.is_file() and _REQUIREMENTS.fullmatch(p.name))
+    pyproject = _pyproject(workspace)
+    installable = bool(pyproject.get("project")) or (workspace / "setup.py").is_file() \
+        or (workspace / "setup.cfg").is_file()
+    if not requirements and not installable:
+        return None
+    lines = [f"python3 -m venv --system-site-packages {VENV}",
+             f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'"]
+    described = []
+    for name in requirements:
+        lines.append(f"{VENV}/bin/python -m pip install -q -r {shlex.quote(name)}")
+        described.append(name)
+    inputs = [*requirements]
+    if installable:
+        declared = (pyproject.get("project") or {}).get("optional-dependencies") or {}
+        extras = [e for e in _TEST_EXTRAS if e in declared]
+        groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
+        target = "." + (f"[{','.join(extras)}]" if extras else "")
+        group_flags = "".join(f" --group {g}" for g in groups)
+        # Editable: the installed project is the mounted workspace, whatever the generator changes.
+        lines.append("if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi")
+        lines.append(f"{VENV}/bin/python -m pip install -q -e {shlex.quote(target)}{group_flags}")
+        described.append(f"-e {target}{group_flags.replace(' --group ', ' group ')}")
+        inputs += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if (workspace / name).is_file()]
+    # The image's python tools as the venv's own commands: `pytest` and `mypy` must see the project,
+    # and `python -m ruff` looks for its binary beside the venv's python.
+    lines.append(f"""for tool in /usr/local/bin/*; do
+  name=$(basename "$tool")
+  if [ -e "{VENV}/bin/$name" ]; then continue; fi
+  if head -n1 "$tool" | grep -q '^#!.*python'; then
+    sed '1s|.*|#!{VENV}/bin/python3|' "$tool" > "{VENV}/bin/$name" && chmod 755 "{VENV}/bin/$name"
+  else
+    ln -s "$tool" "{VENV}/bin/$name"
+  fi
+done""")
+    return InstallStep("pip install " + " ".join(described), tuple(inputs), "\n".join(lines))
+
+
+def plan_dependencies(workspace: Path) -> DependencyPlan:
+    """The install steps ``workspace`` asks for, from its manifests and lockfiles.
+
+    Example:
+        >>> import tempfile
+        >>> ws = Path(tempfile.mkdtemp())
+        >>> _ = (ws / "package.json").write_text('{"devDependencies": {"vitest": "3.2.4"}}')
+        >>> _ = (ws / "package-lock.json").write_text("{}")
+        >>> [step.description for step in plan_dependencies(ws).steps]
+        ['npm ci (package-lock.json)']
+    """
+    steps = [step for step in (_node_step(workspace), _python_step(workspace)) if step is not None]
+    return DependencyPlan(tuple(steps))

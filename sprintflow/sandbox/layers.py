@@ -1,0 +1,321 @@
+"""The sandbox's layered images: base → runtime layer → dependency layer, built locally and cached.
+
+::
+
+    sprintflow-sandbox:latest        the base (debootstrap bookworm; `sprintflow sandbox build`)
+    sprintflow-base:<suite>          another Debian release's base, for its python (e.g. trixie: 3.13)
+      └─ sprintflow-runtime:<key>    + node from the npm registry (or the base's) + make/g++ for native modules
+           └─ sprintflow-deps:<key>  + the project's dependencies, installed by the setup step
+                                       (+ volume sprintflow-deps-<key>: its node_modules, mounted read-only)
+
+Keys are content hashes (base image id, node version; lockfiles for the
+dependency layer), so an unchanged lockfile finds its layer and nothing runs.
+Every image and volume carries the label ``sprintflow.sandbox`` with its kind;
+using a layer touches a stamp file, which is what ``prune`` orders by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shlex
+import tarfile
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from sprintflow.errors import ExecutorUnavailable, InfrastructureError
+from sprintflow.io.files import atomic_write_text
+from sprintflow.io.hashing import IGNORED_DIRS
+
+from .dependencies import PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
+from .registry import node_package_name, unpacked_package
+
+__all__ = [
+    "KIND_LABEL",
+    "NODE_HOME",
+    "SandboxSetupFailed",
+    "base_node_version",
+    "dependency_layer",
+    "node_modules_volume",
+    "runtime_layer",
+    "touch_used",
+]
+
+KIND_LABEL = "sprintflow.sandbox"
+"""Label on every image and volume of the layered sandbox: ``runtime`` or ``deps``."""
+
+NODE_HOME = "/opt/node"
+"""Where a runtime layer puts the registry's node (with npm), first on PATH."""
+
+CA_IN_CONTAINER = "/tmp/sprintflow-host-ca.crt"
+"""Inside the setup container's tmpfs /tmp, so not even its mount point lands in the committed layer."""
+SETUP_TIMEOUT_S = 1800
+_SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
+
+Progress = Callable[[str], object]
+
+_REGISTRY_SETTINGS = ("npm_config_registry", "NPM_CONFIG_REGISTRY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+
+
+class SandboxSetupFailed(InfrastructureError):
+    """The setup step (dependency install) failed: no verdict; the message ends with its log."""
+
+
+def _docker():
+    """A Docker client, created where it is used (never kept in a value that crosses a task)."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        return docker.from_env(timeout=120)
+    except DockerException as exc:
+        raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
+
+
+def _short(key: str) -> str:
+    return key[:16]
+
+
+def touch_used(cache: Path, tag: str) -> None:
+    """Remember that ``tag`` was used now (``prune`` keeps the most recently used)."""
+    stamp = cache / "used" / tag.replace(":", "_").replace("/", "_")
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+
+
+def _image_exists(client, tag: str) -> bool:
+    from docker.errors import ImageNotFound
+
+    try:
+        client.images.get(tag)
+        return True
+    except ImageNotFound:
+        return False
+
+
+def base_node_version(base_image: str, cache: Path) -> str | None:
+    """The node version the base image has (None: no node), probed once per image id."""
+    client = _docker()
+    image_id = client.images.get(base_image).id
+    record = cache / "bases" / f"{image_id.replace(':', '_')}.json"
+    if record.is_file():
+        return json.loads(record.read_text())["node"]
+    output = client.containers.run(base_image, ["sh", "-c", "node --version 2>/dev/null || true"],
+                                   remove=True, network_mode="none", user="0")
+    version = output.decode().strip().lstrip("v") or None
+    atomic_write_text(record, json.dumps({"node": version}))
+    return version
+
+
+def _tar_add_dir(archive: tarfile.TarFile, source: Path, arcname: str) -> None:
+    archive.add(str(source), arcname=arcname, filter=lambda info: _owned_by_root(info))
+
+
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progress) -> str:
+    """The runtime image on ``base_image``: node and npm at ``node`` = (version, npm version), and a compiler.
+
+    Built with ``docker build`` from a local FROM (no registry); node and npm are
+    the registry's tarballs, downloaded (and verified) only when the layer is missing.
+    """
+    client = _docker()
+    base_id = client.images.get(base_image).id
+    key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
+                         .encode()).hexdigest()
+    tag = f"sprintflow-runtime:{_short(key)}"
+    if _image_exists(client, tag):
+        return tag
+    what = f"node {node[0]} + npm {node[1]}" if node else "the base's node"
+    progress(f"[runtime] building {tag}: {base_image} + {what} + make, g++ (native modules)")
+    lines = [f"FROM {base_image}", "USER 0",
+             "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+             "--no-install-recommends make g++ >/dev/null && rm -rf /var/lib/apt/lists/*"]
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as archive:
+        if node:
+            progress(f"[runtime] downloading {node_package_name()}@{node[0]} and npm@{node[1]} from the npm registry")
+            _tar_add_dir(archive, unpacked_package(node_package_name(), node[0]), "node")
+            _tar_add_dir(archive, unpacked_package("npm", node[1]), "npm")
+            lines += [f"COPY node {NODE_HOME}", f"COPY npm {NODE_HOME}/lib/node_modules/npm",
+                      f"RUN rm -f {NODE_HOME}/package.json {NODE_HOME}/.sprintflow-integrity "
+                      f"&& ln -s ../lib/node_modules/npm/bin/npm-cli.js {NODE_HOME}/bin/npm "
+                      f"&& ln -s ../lib/node_modules/npm/bin/npx-cli.js {NODE_HOME}/bin/npx "
+                      f"&& chmod 755 {NODE_HOME}/bin/node && {NODE_HOME}/bin/node --version",
+                      f"ENV npm_config_nodedir={NODE_HOME}"]
+        labels = f"{KIND_LABEL}=runtime sprintflow.base={base_image}"
+        if node:
+            labels += f" sprintflow.node={node[0]} sprintflow.npm={node[1]}"
+        lines += [f"ENV PATH={_SANDBOX_PATH}", f"LABEL {labels}", "USER 1000"]
+        dockerfile = ("\n".join(lines) + "\n").encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(dockerfile)
+        archive.addfile(info, io.BytesIO(dockerfile))
+    context.seek(0)
+    started = time.monotonic()
+    from docker.errors import BuildError, DockerException
+
+    try:
+        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
+                            network_mode="bridge")
+    except BuildError as exc:
+        tail = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)[-3000:]
+        raise SandboxSetupFailed(f"building the runtime layer {tag} failed: {exc.msg}\n{tail}") from None
+    except DockerException as exc:
+        raise ExecutorUnavailable(f"building the runtime layer {tag}: {exc}") from None
+    progress(f"[runtime] built {tag} in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+def _project_archive(workspace: Path) -> IO[bytes]:
+    """The workspace as a tar rooted at ``workspace/`` (tool outputs, caches and the host's deps left out).
+
+    Spooled to a temporary file: a workspace can hold more than we want in memory.
+    """
+    spool = tempfile.TemporaryFile()
+    skipped = IGNORED_DIRS | {".tox", ".nox", ".eggs"}
+    with tarfile.open(fileobj=spool, mode="w") as archive:
+        for folder, dirs, files in os.walk(workspace):
+            dirs[:] = sorted(d for d in dirs if d not in skipped and not (Path(folder, d) / "pyvenv.cfg").exists())
+            relative = Path(folder).relative_to(workspace)
+            for name in sorted(files) + [d for d in dirs if Path(folder, d).is_symlink()]:
+                path = Path(folder, name)
+                archive.add(str(path), arcname=str(Path("workspace") / relative / name), recursive=False,
+                            filter=_owned_by_root)
+    spool.seek(0)
+    return spool
+
+
+def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, key: str, progress: Progress,
+                     ca_bundle: Path | None) -> str:
+    """The dependency image: ``plan``'s setup step run on ``runtime_tag``, committed as ``sprintflow-deps:<key>``.
+
+    The setup container alone has network (the default bridge), the host's CA
+    bundle mounted and pointed to for npm, pip and node, and a tmpfs ``/tmp`` for
+    package caches, so none of them lands in the image.
+    """
+    client = _docker()
+    tag = f"sprintflow-deps:{_short(key)}"
+    if _image_exists(client, tag):
+        return tag
+    progress(f"[deps] building {tag}: " + "; ".join(step.description for step in plan.steps))
+    env = {"HOME": "/root", "CI": "true", "npm_config_update_notifier": "false",
+           "npm_config_cache": "/tmp/npm-cache", "PIP_NO_CACHE_DIR": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+    # A registry mirror the host is configured for serves the setup step too (not a host-only file:// index).
+    env.update({name: os.environ[name] for name in _REGISTRY_SETTINGS
+                if os.environ.get(name, "").startswith(("http://", "https://"))})
+    from docker.types import Mount
+
+    # Mounts, not `volumes=`: the SDK would also declare those paths as image volumes, which a commit keeps.
+    mounts = [Mount("/tmp", None, type="tmpfs", tmpfs_size=4 << 30)]
+    if ca_bundle is not None:
+        mounts.append(Mount(CA_IN_CONTAINER, str(ca_bundle), type="bind", read_only=True))
+        env.update({"NODE_EXTRA_CA_CERTS": CA_IN_CONTAINER, "npm_config_cafile": CA_IN_CONTAINER,
+                    "PIP_CERT": CA_IN_CONTAINER, "SSL_CERT_FILE": CA_IN_CONTAINER,
+                    "REQUESTS_CA_BUNDLE": CA_IN_CONTAINER})
+    from docker.errors import DockerException
+
+    started = time.monotonic()
+    try:
+        container = client.containers.create(
+            # The setup's variables are exported by the script, not set on the container: a commit keeps those.
+            runtime_tag, command=["sh", "-c", _exports(env) + plan.script()], user="0", working_dir="/workspace",
+            network_mode="bridge", mounts=mounts, security_opt=["no-new-privileges"], pids_limit=4096,
+            labels={"sprintflow.managed": "true", "sprintflow.run": f"setup-{_short(key)}",
+                    "sprintflow.deadline": str(int(time.time() + SETUP_TIMEOUT_S + 60))},
+            detach=True)
+    except DockerException as exc:
+        raise ExecutorUnavailable(f"cannot create the setup container from {runtime_tag}: {exc}") from None
+    try:
+        with _project_archive(workspace) as archive:
+            container.put_archive("/", archive)
+        exit_code, log = _run_setup(container, progress)
+        if exit_code != 0:
+            raise SandboxSetupFailed(f"the setup step for {workspace} failed (exit {exit_code}) after "
+                                     f"{time.monotonic() - started:.0f} s:\n{log[-4000:]}")
+        container.commit(repository="sprintflow-deps", tag=_short(key), changes=[
+            f"ENV PATH={_SANDBOX_PATH}", f"ENV VIRTUAL_ENV={VENV}",
+            f"ENV PLAYWRIGHT_BROWSERS_PATH={PLAYWRIGHT_BROWSERS}", "ENV CHROMIUM_PATH=/usr/bin/chromium",
+            f"LABEL {KIND_LABEL}=deps sprintflow.runtime={runtime_tag}", "USER 1000", "WORKDIR /workspace",
+            'CMD ["sh"]'])
+    except DockerException as exc:
+        raise ExecutorUnavailable(f"the setup container for {tag}: {exc}") from None
+    finally:
+        try:
+            container.remove(force=True)
+        except DockerException:
+            pass  # the sweep removes it after its deadline
+    progress(f"[deps] built {tag} in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+def _exports(env: dict[str, str]) -> str:
+    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
+
+
+def _run_setup(container, progress: Progress) -> tuple[int, str]:
+    """Start the setup container, echo its ``[setup]`` lines, wait for it under our own deadline."""
+    lines: list[str] = []
+
+    def follow() -> None:
+        for raw in container.logs(stream=True, follow=True):
+            for line in raw.decode(errors="replace").splitlines():
+                lines.append(line)
+                if line.startswith("[setup]"):
+                    progress(line)
+
+    container.start()
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    exit_code = None
+    while exit_code is None and time.monotonic() < deadline:
+        try:
+            exit_code = container.wait(timeout=10)["StatusCode"]
+        except Exception:  # an HTTP read timeout, not the end of the container
+            continue
+    if exit_code is None:
+        container.kill()
+        exit_code = -1
+        lines.append(f"[sprintflow: the setup step was killed after {SETUP_TIMEOUT_S} s]")
+    reader.join(timeout=10)
+    return exit_code, "\n".join(lines)
+
+
+def node_modules_volume(deps_tag: str) -> str:
+    """The read-only volume with the layer's ``node_modules``: Docker fills a new volume from the image.
+
+    Filled here, once, by a throwaway container, so strategies never race to
+    create it and none of them pays for the copy.
+    """
+    client = _docker()
+    name = "sprintflow-deps-" + deps_tag.split(":", 1)[1]
+    from docker.errors import DockerException, NotFound
+
+    try:
+        client.volumes.get(name)
+        return name
+    except NotFound:
+        pass
+    try:
+        client.volumes.create(name, labels={KIND_LABEL: "deps", "sprintflow.image": deps_tag})
+        client.containers.run(deps_tag, ["true"], remove=True, network_mode="none",
+                              volumes={name: {"bind": "/workspace/node_modules", "mode": "rw"}})
+    except DockerException as exc:
+        try:
+            client.volumes.get(name).remove(force=True)  # half-filled: never reuse it
+        except DockerException:
+            pass
+        raise ExecutorUnavailable(f"cannot fill the volume {name} from {deps_tag}: {exc}") from None
+    return name

@@ -1,0 +1,135 @@
+"""Prepare a workspace's sandbox before any strategy runs: its runtime, its dependencies, cached.
+
+An evaluation calls :func:`with_project_sandbox` once; ``sprintflow sandbox
+build WORKSPACE`` calls :func:`prepare_sandbox` ahead of time. The first time a
+runtime or a lockfile is seen its layer is built (minutes); afterwards the
+layers are found by key and preparing costs a few Docker API calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sprintflow.errors import InputError
+from sprintflow.io.files import file_lock
+from sprintflow.schemas import DEFAULT_IMAGE
+
+from .dependencies import plan_dependencies
+from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
+from .registry import host_ca_bundle, node_versions, npm_for_node, sandbox_cache
+from .runtimes import RuntimeUnavailable, declared_runtimes, pick_node_version, pick_python_suite
+
+if TYPE_CHECKING:
+    from sprintflow.evaluate.executors import Executor
+
+__all__ = ["PreparedSandbox", "prepare_sandbox", "suite_base_image", "with_project_sandbox"]
+
+Progress = Callable[[str], object]
+
+
+@dataclass(frozen=True)
+class PreparedSandbox:
+    """The image a workspace's strategies run in, and what the executor mounts over the host's files."""
+
+    image: str
+    """``sprintflow-deps:<key>`` (or a runtime layer when nothing is installed)."""
+    node_modules_volume: str | None
+    """Read-only volume mounted at ``/workspace/node_modules`` (None: the project installs none)."""
+    description: str
+    """One line for people: the runtimes, their sources and the installers."""
+
+
+def suite_base_image(suite: str, default_base: str, progress: Progress) -> str:
+    """The base image for a Debian suite: the default for bookworm, else ``sprintflow-base:<suite>``, built once."""
+    if suite == "bookworm":
+        return default_base
+    tag = f"sprintflow-base:{suite}"
+    from .layers import _docker, _image_exists
+
+    if _image_exists(_docker(), tag):
+        return tag
+    from .image import build_sandbox_image
+
+    progress(f"[base] {tag} is missing: debootstrapping Debian {suite} for its python (a few minutes)")
+    try:
+        build_sandbox_image(tag, suite=suite, progress=progress)
+    except InputError as exc:
+        raise RuntimeUnavailable(f"the project needs python from Debian {suite}, but {tag} cannot be built "
+                                 f"here: {exc}") from None
+    return tag
+
+
+def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
+                    progress: Progress = print) -> PreparedSandbox | None:
+    """Build (or find) the layers ``workspace`` needs; None when the base image serves it as it is.
+
+    Raises:
+        RuntimeUnavailable: the project declares a node or python we cannot provide.
+        SandboxSetupFailed: installing its dependencies failed (the message has the log).
+        ExecutorUnavailable: Docker failed.
+    """
+    workspace = workspace.resolve()
+    cache = sandbox_cache()
+    runtimes = declared_runtimes(workspace)
+    suite = pick_python_suite(runtimes.python)
+    plan = plan_dependencies(workspace)
+    node_version = None
+    if runtimes.node is not None:
+        base = suite_base_image(suite, base_image, progress)
+        node_version = pick_node_version(runtimes.node, node_versions(cache), base_node_version(base, cache))
+    if not plan.steps and node_version is None and suite == "bookworm":
+        return None
+    lock = cache / "locks" / f"prepare-{hashlib.sha256(str(workspace).encode()).hexdigest()[:16]}.lock"
+    with file_lock(lock):
+        base = suite_base_image(suite, base_image, progress)
+        node = (node_version, npm_for_node(node_version, cache)) if node_version else None
+        runtime = runtime_layer(base, node, progress)
+        image, volume = runtime, None
+        if plan.steps:
+            key = plan.key(workspace, runtime)
+            with file_lock(cache / "locks" / f"deps-{key[:16]}.lock"):  # other workspaces, same lockfile
+                image = dependency_layer(runtime, workspace, plan, key, progress, host_ca_bundle())
+                if plan.installs_node_modules:
+                    volume = node_modules_volume(image)
+    touch_used(cache, image)
+    touch_used(cache, runtime)
+    return PreparedSandbox(image=image, node_modules_volume=volume,
+                           description=_describe(runtimes, suite, node_version, plan, image))
+
+
+def _describe(runtimes, suite: str, node_version: str | None, plan, image: str) -> str:
+    parts = [image]
+    if node_version:
+        parts.append(f"node {node_version} ({runtimes.node})")
+    elif runtimes.node:
+        parts.append(f"the base's node ({runtimes.node})")
+    if runtimes.python:
+        parts.append(f"Debian {suite}'s python ({runtimes.python})")
+    parts += [step.description for step in plan.steps]
+    return "; ".join(parts)
+
+
+def with_project_sandbox(executor: Executor, workspace: Path, progress: Progress = print) -> Executor:
+    """``executor`` set up to run in ``workspace``'s own sandbox (Docker only; before any strategy runs).
+
+    A local executor, or a Docker one configured with an image of the project's
+    choosing (``executor.image``), is returned as it is: the project chose its environment.
+    """
+    from sprintflow.evaluate.executors import DockerExecutor
+
+    if not isinstance(executor, DockerExecutor) or executor.sandbox is not None or not workspace.is_dir():
+        return executor  # (a missing workspace is reported by the evaluation's own input checks)
+    if executor.config.image != DEFAULT_IMAGE:
+        return executor
+    started = time.monotonic()
+    sandbox = prepare_sandbox(workspace, base_image=executor.config.image, progress=progress)
+    if sandbox is None:
+        return executor
+    progress(f"sandbox ready in {time.monotonic() - started:.2f} s: {sandbox.description}")
+    return dataclasses.replace(executor, sandbox=sandbox)

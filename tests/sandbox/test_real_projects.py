@@ -1,0 +1,132 @@
+"""Done when: real projects get the same verdict in Docker as on a correctly set-up host.
+
+Each project is evaluated twice by the evaluate flow, on the same workspace:
+with the LocalExecutor (the host: its node_modules from ``npm ci``, its
+virtualenv first on PATH) and with the DockerExecutor, which prepares the
+project's own sandbox first (declared node, dependencies installed inside,
+the host's node_modules and virtualenv masked). Layers are built on first use
+and shared by the whole session (and by later sessions on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.schemas import EvalResult
+
+from .projects import project_copy
+
+pytestmark = pytest.mark.docker
+
+_CONFIGS = {
+    "ts-native": '''
+[[evaluator.strategies]]
+type = "typecheck"
+command = "node_modules/.bin/tsc --noEmit --pretty false"
+timeout = 180
+[evaluator.strategies.config]
+format = "tsc"
+
+[[evaluator.strategies]]
+type = "lint"
+command = "npx eslint . --format json --output-file .sprintflow/reports/eslint.json"
+timeout = 180
+[evaluator.strategies.config]
+format = "eslint"
+report = ".sprintflow/reports/eslint.json"
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "npx vitest run --reporter=json --outputFile=.sprintflow/reports/vitest.json"
+timeout = 180
+[evaluator.strategies.config]
+format = "vitest"
+report = ".sprintflow/reports/vitest.json"
+''',
+    "zod": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "npx vitest run src/v4/mini --reporter=json --outputFile=.sprintflow/reports/vitest.json"
+timeout = 300
+[evaluator.strategies.config]
+format = "vitest"
+report = ".sprintflow/reports/vitest.json"
+''',
+    "outcome": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "pytest -q -p no:cacheprovider --junitxml=.sprintflow/reports/pytest.xml"
+timeout = 180
+[evaluator.strategies.config]
+format = "junit"
+report = ".sprintflow/reports/pytest.xml"
+''',
+}
+
+
+def _contract(workspace: Path, methods: list[str]) -> Path:
+    criteria = [{"criterionId": f"sc-1-{i}", "description": f"{method} passes", "verificationMethod": method,
+                 "required": True} for i, method in enumerate(methods, 1)]
+    contract = {
+        "contractId": f"sprint-spec-sandbox-{workspace.name}-1", "specId": "spec-sandbox", "sprintNumber": 1,
+        "title": f"{workspace.name} is judged where it runs", "description": "Sandbox parity.",
+        "status": "in-progress", "createdAt": "2026-11-30T00:00:00Z", "updatedAt": "2026-11-30T00:00:00Z",
+        "completedAt": None, "dependsOn": [], "features": ["feat-1"], "successCriteria": criteria,
+        "generatorNotes": "", "evaluatorNotes": "", "estimatedFiles": [], "estimatedDuration": "small",
+        "iterationHistory": [], "lastEvalId": None,
+    }
+    path = workspace.parent / f"{workspace.name}-contract.json"
+    path.write_text(json.dumps(contract))
+    return path
+
+
+def _verdicts(result: EvalResult) -> dict[str, str]:
+    return {s.strategy: s.result.value for s in result.strategy_results}
+
+
+def _host_path(workspace: Path) -> str:
+    venv = workspace / ".venv" / "bin"
+    return f"{venv}:{os.environ['PATH']}" if venv.is_dir() else os.environ["PATH"]
+
+
+@pytest.mark.parametrize("name, methods", [
+    ("ts-native", ["typecheck", "lint", "unit-test"]),
+    ("zod", ["unit-test"]),
+    ("outcome", ["unit-test"]),
+])
+def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tmp_path, monkeypatch,
+                                               name, methods):
+    workspace = project_copy(name, tmp_path)
+    (workspace / "sprintflow.toml").write_text(_CONFIGS[name])
+    contract = _contract(workspace, methods)
+
+    with monkeypatch.context() as host:
+        host.setenv("PATH", _host_path(workspace))  # the developer's activated virtualenv
+        local = evaluate_flow(str(workspace), str(contract), executor="local", use_cache=False, iteration=1)
+    docker = evaluate_flow(str(workspace), str(contract), executor="docker", use_cache=False, iteration=2)
+
+    assert local.overall_result == "pass", local.summary
+    assert _verdicts(docker) == _verdicts(local), docker.summary
+    assert docker.overall_result == local.overall_result
+    unit = next(s for s in docker.strategy_results if s.strategy == "unit-test")
+    assert "passed" in unit.details or unit.result.value == "pass"
+
+
+@pytest.mark.slow
+def test_a_python_from_another_debian_release(docker_ready, tmp_path):
+    """``.python-version 3.13``: the trixie base is debootstrapped once (minutes), then reused."""
+    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
+    from sprintflow.sandbox.prepare import with_project_sandbox
+
+    workspace = project_copy("outcome", tmp_path)
+    (workspace / ".python-version").write_text("3.13\n")
+    executor = with_project_sandbox(DockerExecutor(), workspace, progress=print)
+    assert executor.image and executor.image.startswith("sprintflow-deps:")
+    result = executor.run(workspace, CommandSpec("python --version && pytest -q -p no:cacheprovider", timeout=120))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("Python 3.13.") and "10 passed" in result.stdout

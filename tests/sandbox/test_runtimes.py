@@ -1,0 +1,100 @@
+"""Which runtime a project declares, and which one it gets (or why it cannot have it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sprintflow.errors import ConfigError, InfrastructureError
+from sprintflow.sandbox.runtimes import (
+    Declaration,
+    RuntimeUnavailable,
+    declared_runtimes,
+    pick_node_version,
+    pick_python_suite,
+)
+
+VERSIONS = ["16.20.2", "18.20.4", "18.20.8", "20.0.0", "20.19.5", "20.20.2", "21.7.3", "22.23.5", "24.1.0",
+            "24.22.3", "25.0.0-rc.1"]
+
+
+def _write(ws, name, text):
+    (ws / name).write_text(text)
+    return ws
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({".nvmrc": "v20.19.5\n"}, ".nvmrc '20.19.5'".replace("'20", "'v20")),
+    ({".node-version": "# pinned\n22\n"}, ".node-version '22'"),
+    ({"package.json": json.dumps({"volta": {"node": "20.19.5"}, "engines": {"node": ">=18"}})},
+     "package.json volta.node '20.19.5'"),
+    ({"package.json": json.dumps({"engines": {"node": "^20.19.0 || >=22.12"}})},
+     "package.json engines.node '^20.19.0 || >=22.12'"),
+    ({".nvmrc": "lts/iron", "package.json": json.dumps({"engines": {"node": ">=18"}})}, ".nvmrc 'lts/iron'"),
+])
+def test_node_declarations_in_the_order_version_managers_read_them(tmp_path, files, expected):
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    assert str(declared_runtimes(tmp_path).node) == expected
+
+
+def test_python_declarations(tmp_path):
+    _write(tmp_path, "pyproject.toml", '[project]\nname = "x"\nrequires-python = ">=3.10"\n')
+    assert str(declared_runtimes(tmp_path).python) == "pyproject.toml project.requires-python '>=3.10'"
+    _write(tmp_path, ".python-version", "3.13\n")
+    assert str(declared_runtimes(tmp_path).python) == ".python-version '3.13'"
+
+
+def test_nothing_declared(tmp_path):
+    runtimes = declared_runtimes(tmp_path)
+    assert runtimes.node is None and runtimes.python is None
+
+
+def test_a_broken_manifest_is_a_config_error_naming_the_file(tmp_path):
+    _write(tmp_path, "package.json", "{not json")
+    with pytest.raises(ConfigError, match="package.json: not valid JSON"):
+        declared_runtimes(tmp_path)
+
+
+@pytest.mark.parametrize("spec, expected", [
+    (">=20", "20.20.2"),               # the oldest major that satisfies, newest patch
+    (">=20.19", "20.20.2"),
+    ("^20.19.0 || ^22.13.0 || >=24", "20.20.2"),
+    ("20.x || 22.x", "20.20.2"),
+    ("22", "22.23.5"),
+    ("v20.19.5", "20.19.5"),
+    ("lts/iron", "20.20.2"),
+    ("lts/jod", "22.23.5"),
+    ("node", "24.22.3"),               # prereleases never
+    (">=18.18", None),                 # the base image's node 18.20.4 satisfies: no runtime layer
+    ("18", None),
+])
+def test_node_version_picked(spec, expected):
+    assert pick_node_version(Declaration(".nvmrc", spec), VERSIONS, "18.20.4") == expected
+
+
+@pytest.mark.parametrize("spec, message", [
+    (">=99", "no node release satisfies it"),
+    ("lts/unknown-name", "not a node version or range"),
+    ("banana", "not a node version or range"),
+])
+def test_a_node_we_cannot_provide_is_an_environment_error_naming_the_mismatch(spec, message):
+    with pytest.raises(RuntimeUnavailable, match=message) as caught:
+        pick_node_version(Declaration("package.json engines.node", spec), VERSIONS, "18.20.4")
+    assert isinstance(caught.value, InfrastructureError) and caught.value.exit_code == 3
+    assert f"package.json engines.node {spec!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize("spec, suite", [
+    (">=3.8", "bookworm"), ("3.11", "bookworm"), ("3.11.4", "bookworm"), (">=3.11.4,<4", "bookworm"),
+    ("3.13", "trixie"), (">=3.12", "trixie"), ("~=3.13.0", "trixie"),
+])
+def test_python_from_the_debian_release_that_carries_it(spec, suite):
+    assert pick_python_suite(Declaration(".python-version", spec)) == suite
+
+
+@pytest.mark.parametrize("spec", ["3.12", "<3.10", "pypy3.10", "==2.7.*"])
+def test_a_python_no_debian_release_carries_is_an_environment_error(spec):
+    with pytest.raises(RuntimeUnavailable, match="available: python 3.11 .bookworm., python 3.13 .trixie."):
+        pick_python_suite(Declaration(".python-version", spec))
