@@ -41,6 +41,9 @@ class ExecutorConfig(ConfigSection):
     output_limit: int = Field(default=1_000_000, ge=1024)
     """Bytes of combined output kept per command; the rest is dropped, memory stays flat."""
     default_timeout: float = Field(default=600, gt=0)
+    pass_env: list[str] = Field(default_factory=list)
+    """Host environment variables strategies get, by name, beyond PATH, HOME, LANG, LC_*, TZ, CI, TMPDIR
+    and TERM; values that look like credentials are still masked in everything stored or shown."""
 
 
 class EngineConfig(ConfigSection):

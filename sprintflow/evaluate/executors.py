@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sprintflow.errors import ExecutorUnavailable, InputError
-from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command, scrubbed_env
+from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command
+from sprintflow.io.secrets import strategy_env
 from sprintflow.schemas import ExecutorConfig
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ class LocalExecutor(Executor):
 
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
         return run_command(spec.command, cwd=workspace, timeout=spec.timeout,
-                           output_limit=self.config.output_limit, env=scrubbed_env(spec.env), contain=Containment())
+                           output_limit=self.config.output_limit, env=strategy_env(spec.env, self.config.pass_env),
+                           contain=Containment())
 
     def workspace_path(self, workspace: Path) -> str:
         return str(workspace.resolve())
@@ -174,7 +176,7 @@ class DockerExecutor(Executor):
                 working_dir=CONTAINER_WORKSPACE,
                 volumes=volumes,
                 user=_container_user(workspace),
-                environment={"HOME": "/tmp", "CI": "true", **spec.env},
+                environment={"HOME": "/tmp", "CI": "true", **_passed_env(self.config.pass_env), **spec.env},
                 network_mode="bridge" if spec.network else "none",
                 mem_limit=self.config.memory,
                 nano_cpus=int(self.config.cpus * 1e9),
@@ -363,6 +365,11 @@ def sweep_containers() -> int:
         except DockerException:
             pass  # removed meanwhile by its own executor
     return removed
+
+
+def _passed_env(names: list[str]) -> dict[str, str]:
+    """The host variables a config passes into the container (the image brings its own PATH and locale)."""
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def resolve_executor(kind: str | None, config: ExecutorConfig | None = None) -> Executor:

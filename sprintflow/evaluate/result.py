@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.io.secrets import mask_data
 from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, utc_now
 
 from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
@@ -48,13 +49,16 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
     result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)
     contract = plan.contract
-    return EvalResult(
+    assembled = EvalResult(
         eval_id=plan.eval_id, contract_id=contract.contract_id, spec_id=contract.spec_id,
         timestamp=utc_now(), iteration=plan.iteration, overall_result=result, score=score_,
         strategy_results=strategies, criteria_results=criteria, regressions=regressions,
         generator_feedback=feedback,
         summary=summarize(contract.title, contract.sprint_number, result, score_, feedback),
     )
+    # Commands, details and evidence may quote a credential too: the one result everything
+    # downstream stores or shows (file, artifacts, history, terminal) is the masked one.
+    return EvalResult.model_validate(mask_data(assembled.to_dict()))
 
 
 def write_eval_result(workspace: Path, result: EvalResult) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import select
 import shutil
 import signal
@@ -24,34 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from .secrets import mask_secrets, strategy_env
+
 __all__ = ["CappedBuffer", "Child", "CommandResult", "Containment", "containment_unavailable", "kill_group",
-           "run_command", "scrubbed_env", "spawn", "stop_process"]
+           "run_command", "spawn", "stop_process"]
 
-# Variables that carry credentials never reach code under test or an engine we did not ask for.
-_SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
-_SECRET_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "GITHUB_", "GH_", "ANTHROPIC_", "OPENAI_", "HF_")
 KILL_GRACE_S = 2.0
-
-
-def scrubbed_env(extra: Mapping[str, str] | None = None,
-                 base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment minus anything that looks like a secret, plus ``extra``.
-
-    Example:
-        >>> "AWS_SECRET_ACCESS_KEY" in scrubbed_env(base={"AWS_SECRET_ACCESS_KEY": "x"})
-        False
-    """
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES)}
-    env.update(extra or {})
-    return env
 
 
 class CappedBuffer:
     """Keeps the first and last ``limit // 2`` bytes of a stream; counts the rest.
 
     Memory stays flat however much a command prints: the head usually holds
-    the first error, the tail the runner's summary.
+    the first error, the tail the runner's summary. The text comes out with
+    credentials masked, so no command output we keep or show carries one.
     """
 
     def __init__(self, limit: int):
@@ -82,10 +67,8 @@ class CappedBuffer:
     def text(self) -> str:
         tail = b"".join(self.tail)[-self.tail_limit:] if self.tail else b""
         head = bytes(self.head).decode("utf-8", errors="replace")
-        if not self.dropped:
-            return head + tail.decode("utf-8", errors="replace")
-        marker = f"\n[... {self.dropped} bytes of output dropped ...]\n"
-        return head + marker + tail.decode("utf-8", errors="replace")
+        marker = f"\n[... {self.dropped} bytes of output dropped ...]\n" if self.dropped else ""
+        return mask_secrets(head + marker + tail.decode("utf-8", errors="replace"))
 
 
 @dataclass
@@ -272,7 +255,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            command, shell=shell, cwd=cwd, env=dict(env) if env is not None else scrubbed_env(),
+            command, shell=shell, cwd=cwd, env=dict(env) if env is not None else strategy_env(),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
