@@ -26,6 +26,7 @@ from .evaluation import (
                      CriterionResult,
                      Diagnostic,
                      EvalResult,
+                     ExecutorRecord,
                      GeneratorFeedback,
                      Outcome,
                      Priority,

@@ -19,6 +19,7 @@ __all__ = [
     "CriterionResult",
     "Diagnostic",
     "EvalResult",
+    "ExecutorRecord",
     "GeneratorFeedback",
     "Outcome",
     "Priority",
@@ -137,6 +138,26 @@ class Score(Document):
     required_total: int
 
 
+class ExecutorRecord(Document):
+    """Where the strategies ran and under which limits: what it takes to judge the same way again."""
+
+    kind: Literal["docker", "local"]
+    image: str | None = None
+    """The image strategies ran in (Docker), unless a strategy named its own."""
+    image_id: str | None = None
+    """That image's content digest (``sha256:…``): the same name may later point at another image."""
+    memory: str | None = None
+    """Memory limit of each container (Docker; on the host commands run without one)."""
+    cpus: float | None = None
+    pids: int | None = None
+    network: list[str] = Field(default_factory=list)
+    """Strategies that ran with network; every other one had none (Docker; the host shares its own)."""
+    output_limit: int
+    """Bytes of output kept per command stream; the middle of a longer output is dropped and counted."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Host variables passed to strategies by name, beyond the allowlist."""
+
+
 class EvalResult(Document):
     eval_id: SafeId
     """``eval-<contractId>-<iteration>``."""
@@ -151,3 +172,5 @@ class EvalResult(Document):
     regressions: list[Regression] = Field(default_factory=list)
     generator_feedback: list[GeneratorFeedback] = Field(default_factory=list)
     summary: str
+    executor: ExecutorRecord | None = None
+    """How the strategies ran (sprintflow's addition to the seed's EvalResult)."""

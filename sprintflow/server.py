@@ -72,7 +72,7 @@ def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None =
     )
     from prefect.exceptions import ObjectNotFound
 
-    from sprintflow.evaluate.executors import docker_host_limit_name
+    from sprintflow.evaluate.docker_host import docker_host_limit_name
 
     name = docker_host_limit_name(docker_host)
     with get_client(sync_client=True) as client:

@@ -88,6 +88,6 @@ def prune(keep: int, older_than_days: float | None, dry_run: bool) -> None:
 @sandbox.command()
 def sweep() -> None:
     """Remove leftover sprintflow containers: those past their deadline (a killed run left them)."""
-    from sprintflow.evaluate.executors import sweep_containers
+    from sprintflow.evaluate.docker_host import sweep_containers
 
     click.echo(f"removed {sweep_containers()} container(s)")

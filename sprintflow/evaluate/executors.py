@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -23,7 +20,9 @@ from typing import TYPE_CHECKING, Literal
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command
 from sprintflow.io.secrets import strategy_env
-from sprintflow.schemas import ExecutorConfig
+from sprintflow.schemas import ExecutorConfig, ExecutorRecord
+
+from .docker_host import DEADLINE_LABEL, LABEL, LEASE_LABEL, OWNER_LABEL, docker_host_slot, owner_label, reconcile_once
 
 if TYPE_CHECKING:
     from sprintflow.sandbox.prepare import PreparedSandbox
@@ -35,10 +34,7 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "docker_available",
-    "docker_host_limit_name",
-    "docker_host_slot",
     "resolve_executor",
-    "sweep_containers",
 ]
 
 logger = logging.getLogger("sprintflow.executors")
@@ -46,7 +42,6 @@ logger = logging.getLogger("sprintflow.executors")
 RUNNERS_DIR = Path(__file__).parent / "runners"
 """Helper scripts (api-check) that run next to the code under test, stdlib only."""
 
-LABEL = "sprintflow.managed"
 CONTAINER_WORKSPACE = "/workspace"
 CONTAINER_RUNNERS = "/opt/sprintflow/runners"
 KILL_AFTER_S = 5
@@ -69,6 +64,7 @@ class Executor(ABC):
     """Runs shell commands in a workspace under a deadline with capped output."""
 
     kind: Literal["docker", "local"]
+    config: ExecutorConfig
 
     @abstractmethod
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
@@ -89,6 +85,10 @@ class Executor(ABC):
     def image(self) -> str | None:
         """The sandbox image commands run in; None on the host."""
         return None
+
+    def record(self, networked: list[str]) -> ExecutorRecord:
+        """What the EvalResult says about where ``networked`` (strategies with network) and the rest ran."""
+        return ExecutorRecord(kind=self.kind, output_limit=self.config.output_limit, pass_env=self.config.pass_env)
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,12 @@ class DockerExecutor(Executor):
     def workspace_path(self, workspace: Path) -> str:
         return CONTAINER_WORKSPACE
 
+    def record(self, networked: list[str]) -> ExecutorRecord:
+        return ExecutorRecord(kind="docker", image=self.image, image_id=_image_id(self.image or ""),
+                              memory=self.config.memory, cpus=self.config.cpus, pids=self.config.pids,
+                              network=networked, output_limit=self.config.output_limit,
+                              pass_env=self.config.pass_env)
+
     def runner(self, name: str) -> str:
         return f"{CONTAINER_RUNNERS}/{name}"
 
@@ -155,12 +161,13 @@ class DockerExecutor(Executor):
             ) from None
         except DockerException as exc:
             raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
-        with docker_host_slot():
+        reconcile_once()
+        with docker_host_slot() as lease:
             # The clock starts once a slot is held: waiting for one is not the command's time.
-            return self._create_and_run(client, image, workspace, spec, time.monotonic())
+            return self._create_and_run(client, image, workspace, spec, time.monotonic(), lease)
 
     def _create_and_run(self, client, image: str, workspace: Path, spec: CommandSpec,
-                        started: float) -> CommandResult:
+                        started: float, lease: str | None) -> CommandResult:
         from docker.errors import DockerException
 
         volumes = {str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
@@ -185,8 +192,8 @@ class DockerExecutor(Executor):
                 security_opt=["no-new-privileges"],
                 init=True,  # reaps zombies and forwards signals to the command
                 tmpfs=tmpfs,
-                labels={LABEL: "true", "sprintflow.run": self.run_id,
-                        "sprintflow.deadline": str(int(time.time() + spec.timeout + 60))},
+                labels={LABEL: "true", "sprintflow.run": self.run_id, OWNER_LABEL: owner_label(),
+                        DEADLINE_LABEL: str(int(time.time() + spec.timeout + 60)), LEASE_LABEL: lease or ""},
                 log_config={"type": "json-file", "config": {"max-size": "20m", "max-file": "1"}},
                 detach=True,
             )
@@ -280,51 +287,6 @@ def _container_user(workspace: Path) -> str:
     return f"{stat.st_uid}:{stat.st_gid}"
 
 
-def docker_host_limit_name(docker_host: str | None = None) -> str:
-    """The global concurrency limit that caps containers on one Docker host.
-
-    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
-    many machines that share one remote engine also share its limit.
-
-    Example:
-        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
-        'docker-host-tcp-10-0-0-5-2376'
-    """
-    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
-    if not host or host.startswith("unix://"):
-        return "docker-host-local"
-    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
-
-
-@contextmanager
-def docker_host_slot() -> Iterator[None]:
-    """Hold one slot of this Docker host's global concurrency limit while a container lives.
-
-    Only when a Prefect API is configured: a plain run has no server to count
-    with. A limit nobody created does not block, and is looked up first so that
-    Prefect does not warn about it for every container; ``sprintflow server
-    limits`` creates it.
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.exceptions import ObjectNotFound
-    from prefect.settings import get_current_settings
-
-    name = docker_host_limit_name()
-    if get_current_settings().api.url:
-        try:
-            with get_client(sync_client=True) as client:
-                client.read_global_concurrency_limit_by_name(name)
-        except ObjectNotFound:
-            pass
-        else:
-            from prefect.concurrency.sync import concurrency
-
-            with concurrency(name, occupy=1, strict=False):
-                yield
-            return
-    yield
-
-
 def docker_available() -> bool:
     """True when a Docker engine answers a ping within a few seconds."""
     try:
@@ -336,35 +298,15 @@ def docker_available() -> bool:
         return False
 
 
-def sweep_containers() -> int:
-    """Remove leftover sprintflow containers: those past their deadline label.
-
-    A live executor removes its own container as soon as it has read it, always
-    before the deadline (the command's timeout plus a minute), so whatever is
-    past it was left behind by a killed process. Created-but-not-started and
-    just-exited containers of a running evaluation are never touched.
-
-    Returns how many were removed.
-    """
+def _image_id(image: str) -> str | None:
+    """The content digest of ``image``, None when the engine cannot say."""
     import docker
     from docker.errors import DockerException
 
-    removed = 0
     try:
-        client = docker.from_env(timeout=10)
-        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=true"})
+        return docker.from_env(timeout=10).images.get(image).id
     except DockerException:
-        return 0
-    now = time.time()
-    for container in containers:
-        if float(container.labels.get("sprintflow.deadline", 0)) > now:
-            continue  # still inside its deadline: an executor is using it
-        try:
-            container.remove(force=True)
-            removed += 1
-        except DockerException:
-            pass  # removed meanwhile by its own executor
-    return removed
+        return None
 
 
 def _passed_env(names: list[str]) -> dict[str, str]:

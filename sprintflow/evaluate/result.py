@@ -55,6 +55,7 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
         strategy_results=strategies, criteria_results=criteria, regressions=regressions,
         generator_feedback=feedback,
         summary=summarize(contract.title, contract.sprint_number, result, score_, feedback),
+        executor=plan.executor.record([s.name for s in plan.strategies if s.network]),
     )
     # Commands, details and evidence may quote a credential too: the one result everything
     # downstream stores or shows (file, artifacts, history, terminal) is the masked one.

@@ -192,7 +192,10 @@ def _containment_prefix() -> tuple[list[str], str] | tuple[None, str]:
     if not unshare or not setpriv:
         return None, "util-linux's unshare and setpriv are not installed"
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    prefix = [unshare, *user, "--fork", "--pid", "--mount-proc", "--mount", "--propagation", "private",
+    # setpriv --pdeathsig: unshare dies with sprintflow, even a SIGKILLed one; --kill-child then ends the
+    # namespace's init, and the kernel everything in the namespace.
+    prefix = [setpriv, "--pdeathsig", "KILL", unshare, *user, "--fork", "--pid", "--mount-proc", "--mount",
+              "--propagation", "private",
               "--kill-child=SIGKILL", "/bin/sh", "-c", _INIT.replace("$HIDDEN_WRITE", HIDDEN_WRITE),
               "sprintflow-init", setpriv]
     try:

@@ -120,3 +120,29 @@ def test_a_contained_command_reads_its_stdin_and_keeps_its_exit_code(tmp_path):
 
     result = run_command("tr a-z A-Z; exit 4", cwd=tmp_path, timeout=10, stdin=b"prompt", contain=Containment())
     assert (result.stdout, result.exit_code) == ("PROMPT", 4)
+
+
+def test_a_sigkilled_sprintflow_takes_its_contained_commands_with_it(tmp_path):
+    """Its owner gone, nothing it started runs on: not the command, not its setsid or double-forked daemons."""
+    import signal
+    import subprocess
+    import sys
+
+    marker = f"sleep {8000 + os.getpid() % 997}"
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "from sprintflow.io.process import Containment, run_command; "
+        f"run_command({_escapes(marker)!r}, cwd={str(tmp_path)!r}, timeout=600, contain=Containment())")])
+    try:
+        for _ in range(100):  # until the command and its daemons run
+            if _alive(marker) >= 3:
+                break
+            time.sleep(0.1)
+        assert _alive(marker) >= 3
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    for _ in range(50):
+        if _alive(marker) == 0:
+            break
+        time.sleep(0.1)
+    assert _alive(marker) == 0

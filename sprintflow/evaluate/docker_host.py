@@ -1,0 +1,170 @@
+"""One Docker host shared by many evaluations: its concurrency slots, and what killed runs leave.
+
+Every container sprintflow starts carries labels: its owner (host name, pid and the pid's start
+time, so a reused pid is not mistaken for the owner), its deadline, and the id of the
+concurrency lease it holds. A run killed with SIGKILL cannot clean up after itself, so every
+Docker executor reconciles once per process, before its first container: a container whose
+owner is gone from this machine, or whose deadline has passed, is removed and its lease
+released. Leases also expire on their own (:data:`LEASE_S`) when nobody renews them, so even
+a run killed on another machine frees its slot within about a minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from uuid import UUID
+
+__all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_limit_name", "docker_host_slot", "owner_label",
+           "reconcile_once", "sweep_containers"]
+
+logger = logging.getLogger("sprintflow")
+
+LABEL = "sprintflow.managed"
+OWNER_LABEL = "sprintflow.owner"
+DEADLINE_LABEL = "sprintflow.deadline"
+LEASE_LABEL = "sprintflow.lease"
+LEASE_S = 60
+"""Lease of a concurrency slot, renewed while its container lives (the server's minimum)."""
+
+
+def docker_host_limit_name(docker_host: str | None = None) -> str:
+    """The global concurrency limit that caps containers on one Docker host.
+
+    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
+    many machines that share one remote engine also share its limit.
+
+    Example:
+        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
+        'docker-host-tcp-10-0-0-5-2376'
+    """
+    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
+    if not host or host.startswith("unix://"):
+        return "docker-host-local"
+    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
+
+
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started (clock ticks since boot), None when no such process lives."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22; the name before ")" may hold spaces
+
+
+def owner_label(pid: int | None = None) -> str:
+    """``host:pid:start`` of this process: what tells, later, whether the owner still lives.
+
+    Example:
+        >>> owner_label().startswith(socket.gethostname() + ":")
+        True
+    """
+    pid = pid or os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def _owner_gone(label: str) -> bool:
+    """True when ``label`` names a process of this machine that no longer runs."""
+    host, _, rest = label.partition(":")
+    pid, _, start = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # another machine's: only its deadline or its lease can tell
+    return _start_time(int(pid)) != start
+
+
+@contextmanager
+def docker_host_slot() -> Iterator[str | None]:
+    """Hold one slot of this Docker host's global concurrency limit while a container lives.
+
+    Yields the lease id to label the container with, or None when nothing is counted: only
+    when a Prefect API is configured and the limit exists (``sprintflow server limits``
+    creates it). The lease is renewed while the block runs and released after it; a holder
+    killed mid-way stops renewing, and the server takes the slot back within :data:`LEASE_S`.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+    from prefect.settings import get_current_settings
+
+    name = docker_host_limit_name()
+    if not get_current_settings().api.url:
+        yield None
+        return
+    try:
+        with get_client(sync_client=True) as client:
+            client.read_global_concurrency_limit_by_name(name)
+    except ObjectNotFound:
+        yield None
+        return
+    from prefect.concurrency._leases import maintain_concurrency_lease
+    from prefect.concurrency._sync import acquire_concurrency_slots_with_lease
+
+    lease = acquire_concurrency_slots_with_lease([name], 1, lease_duration=LEASE_S).lease_id
+    try:
+        with maintain_concurrency_lease(lease, LEASE_S):
+            yield str(lease)
+    finally:
+        _release_lease(str(lease))
+
+
+def _release_lease(lease: str) -> None:
+    from prefect.client.orchestration import get_client
+
+    try:
+        with get_client(sync_client=True) as client:
+            client.release_concurrency_slots_with_lease(UUID(lease))
+    except Exception as exc:  # already expired or released: the slot is free either way
+        logger.debug("lease %s not released: %s", lease, exc)
+
+
+def sweep_containers(*, orphans_only: bool = False) -> int:
+    """Remove leftover sprintflow containers and release the slots they held.
+
+    Leftovers are containers whose owner process is gone from this machine and, unless
+    ``orphans_only``, containers past their deadline (a live executor removes its own
+    container before it). Containers of running evaluations are never touched.
+    Returns how many were removed.
+    """
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        containers = docker.from_env(timeout=10).containers.list(all=True, filters={"label": f"{LABEL}=true"})
+    except DockerException:
+        return 0
+    now, removed = time.time(), 0
+    for container in containers:
+        labels = container.labels
+        orphan = _owner_gone(labels.get(OWNER_LABEL, ""))
+        expired = not orphans_only and float(labels.get(DEADLINE_LABEL, 0) or 0) <= now
+        if not (orphan or expired):
+            continue
+        try:
+            container.remove(force=True)
+            removed += 1
+        except DockerException:
+            continue  # removed meanwhile by its own executor
+        if labels.get(LEASE_LABEL):
+            _release_lease(labels[LEASE_LABEL])
+    return removed
+
+
+_reconciled = threading.Event()
+
+
+def reconcile_once() -> None:
+    """Before this process's first container: take back what killed runs on this machine left."""
+    if _reconciled.is_set():
+        return
+    _reconciled.set()
+    removed = sweep_containers(orphans_only=True)
+    if removed:
+        logger.warning("removed %d container(s) left by a killed sprintflow run, and released their slots",
+                       removed)
