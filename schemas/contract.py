@@ -83,7 +83,8 @@ class SprintContract(Document):
     completed_at: str | None = None
     depends_on: list[SafeId] = Field(default_factory=list)
     features: list[str] = Field(default_factory=list)
-    success_criteria: list[SuccessCriterion]
+    success_criteria: list[SuccessCriterion] = Field(min_length=1)
+    """At least one: a contract with nothing to check could only pass vacuously."""
     generator_notes: str
     evaluator_notes: str
     estimated_files: list[str] = Field(default_factory=list)

@@ -18,6 +18,7 @@ import jsonschema
 from pydantic import BaseModel
 
 from sprintflow.errors import DocumentError, Problem
+from sprintflow.io.documents import non_finite_paths, read_json
 from sprintflow.io.layout import SAFE_NAME
 
 from .config import ProjectConfig
@@ -71,18 +72,8 @@ def detect_kind(data: Any) -> str | None:
 
 
 def parse_json_file(path: Path) -> Any:
-    """Read and parse a JSON file; a parse error names the line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DocumentError([Problem(str(path), "", "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError([Problem(str(path), "", f"cannot read: {exc}")]) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise DocumentError([Problem(str(path), "", f"invalid JSON at {where}: {exc.msg}")]) from None
+    """Read and parse a JSON file; a problem names the line and column (see :mod:`sprintflow.io.documents`)."""
+    return read_json(path)
 
 
 def _json_path(parts: Any) -> str:
@@ -91,6 +82,10 @@ def _json_path(parts: Any) -> str:
 
 def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
     """Every JSON Schema violation of ``data``, sorted by location."""
+    non_finite = [Problem(file, path, "infinity and NaN are not numbers a document may hold")
+                  for path in non_finite_paths(data)]
+    if non_finite:
+        return non_finite
     validator = jsonschema.Draft202012Validator(json_schema(kind))
     errors = [_most_specific(e) for e in validator.iter_errors(data)]
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])

@@ -12,14 +12,13 @@ settings (planner, generator, pipeline …) are left alone.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceError
 from sprintflow.evaluate.expressions import parse_condition
 from sprintflow.io.confine import relative_path_problem
+from sprintflow.io.documents import read_json, read_toml
 from sprintflow.schemas import ProjectConfig
 from sprintflow.schemas.validation import schema_problems
 
@@ -35,32 +34,12 @@ def find_config_file(workspace: Path) -> Path | None:
     for name in CONFIG_FILES:
         path = workspace / name
         if name == "pyproject.toml":
-            tool = _read_toml(path).get("tool") if path.is_file() else None
+            tool = read_toml(path).get("tool") if path.is_file() else None
             if isinstance(tool, dict) and "sprintflow" in tool:
                 return path
         elif path.is_file():
             return path
     return None
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except (RecursionError, ValueError) as exc:
-        raise ConfigError(f"{path}: invalid JSON: {exc}") from None
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -78,8 +57,8 @@ def read_config(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
     if path.suffix == ".json":
-        return _from_bober(_read_json(path), str(path))
-    data = _read_toml(path)
+        return _from_bober(read_json(path), str(path))
+    data = read_toml(path)
     if path.name == "pyproject.toml":
         tool = data.get("tool")
         if not isinstance(tool, dict) or "sprintflow" not in tool:

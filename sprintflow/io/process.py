@@ -245,7 +245,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         >>> run_command("echo hi && exit 3", cwd=".", timeout=5).exit_code
         3
         >>> run_command("(setsid sleep 60 &) ; echo started", cwd=".", timeout=5, contain=Containment()).stdout
-        'started\n'
+        'started\\n'
     """
     shell = isinstance(command, str) if shell is None else shell
     if contain is not None:

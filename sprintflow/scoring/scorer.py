@@ -44,6 +44,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sprintflow.errors import DocumentError, InfrastructureError, InputError, Problem
+from sprintflow.io.documents import loads_json, read_json
 from sprintflow.io.files import append_ndjson, atomic_write_text
 from sprintflow.io.git import head_sha
 from sprintflow.io.layout import WorkspaceLayout
@@ -230,10 +231,7 @@ def load_comparator(skill: str, cases_path: Path) -> ComparatorConfig:
     path = cases_path.parent / "comparator.json"
     if not path.is_file():
         return SKILL_COMPARATORS.get(skill, ComparatorConfig())
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DocumentError([Problem(str(path), "", f"invalid comparator config: {exc}")]) from None
+    data = read_json(path)
     try:
         config = ComparatorConfig.model_validate(data)
     except ValidationError as exc:
@@ -262,11 +260,11 @@ def parse_case_line(raw: bytes, number: int, file: str,
     try:
         # Without its newline, so a truncated line's error points at its column, not "line 2".
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-        data = json.loads(text)
+        data = loads_json(text)
     except UnicodeDecodeError as exc:
         raise DocumentError([Problem(where, None, f"not UTF-8: {exc.reason} at byte {exc.start}")]) from None
-    except json.JSONDecodeError as exc:
-        raise DocumentError([Problem(where, None, f"invalid JSON at column {exc.colno}: {exc.msg}")]) from None
+    except ValueError as exc:
+        raise DocumentError([Problem(where, None, str(exc).replace("at line 1 column", "at column"))]) from None
     if not isinstance(data, dict):
         raise DocumentError([Problem(where, None, "a case must be a JSON object with id, input and expected")])
     problems = []

@@ -35,15 +35,15 @@ def test_usage_and_input_errors_print_one_error_line_each_and_exit_2(tmp_path):
     bad.write_text("{")
     invalid = sprintflow("validate", str(bad), str(tmp_path / "missing.json"))
     assert invalid.returncode == 2
-    assert invalid.stderr.splitlines() == [f"error: {bad}: $: invalid JSON at line 1 column 2: Expecting "
+    assert invalid.stderr.splitlines() == [f"error: {bad}: invalid JSON at line 1 column 2: Expecting "
                                            "property name enclosed in double quotes",
-                                           f"error: {tmp_path / 'missing.json'}: $: file not found"]
+                                           f"error: {tmp_path / 'missing.json'}: file not found"]
     assert "Traceback" not in invalid.stderr
 
 
 def test_under_github_actions_errors_are_annotations(tmp_path):
     run = sprintflow("validate", str(tmp_path / "missing.json"), GITHUB_ACTIONS="true")
-    assert run.returncode == 2 and run.stderr == f"::error::{tmp_path / 'missing.json'}: $: file not found\n"
+    assert run.returncode == 2 and run.stderr == f"::error::{tmp_path / 'missing.json'}: file not found\n"
 
 
 def test_an_unreachable_docker_engine_is_no_verdict_exit_3_before_any_server_starts(workspace_factory):

@@ -79,7 +79,7 @@ def test_rules_catch_ids_missing_build_and_vague_wording():
 def test_load_document_reports_invalid_json_with_line(tmp_path):
     path = tmp_path / "c.json"
     path.write_text('{\n  "contractId": "x",\n  oops\n}')
-    with pytest.raises(DocumentError, match=r"c.json: \$: invalid JSON at line 3 column 3"):
+    with pytest.raises(DocumentError, match=r"c.json: invalid JSON at line 3 column 3"):
         load_document(path, SprintContract)
 
 
