@@ -59,7 +59,7 @@ def test_bad_config_names_file_and_path(tmp_path):
     with pytest.raises(DocumentError, match=r"sprintflow.toml: evaluator/strategies/0/type: 'fuzz' is not one of"):
         load_project_config(tmp_path)
     (tmp_path / "sprintflow.toml").write_text("[evaluator\n")
-    with pytest.raises(ConfigError, match="invalid TOML"):
+    with pytest.raises(DocumentError, match="sprintflow.toml: invalid TOML at line 1"):
         load_project_config(tmp_path)
 
 

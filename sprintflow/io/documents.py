@@ -18,7 +18,7 @@ from typing import Any
 from sprintflow.errors import DocumentError, Problem
 
 __all__ = ["MAX_DOCUMENT_BYTES", "loads_json", "loads_toml", "non_finite_paths", "read_json", "read_text",
-           "read_toml"]
+           "read_toml", "shallow"]
 
 MAX_DOCUMENT_BYTES = 16 << 20
 """No contract, config or case file is this long; a longer one is refused before it is read."""
@@ -43,7 +43,7 @@ def read_text(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> str:
         >>> read_text(bad)
         Traceback (most recent call last):
         ...
-        sprintflow.errors.DocumentError: .../c.json: not UTF-8: byte 0xe9 at line 1 column 14
+        sprintflow.errors.DocumentError: .../c.json: not UTF-8: byte 0xe9 at line 1 column 15
     """
     try:
         size = path.stat().st_size
@@ -78,7 +78,7 @@ def loads_json(text: str) -> Any:
         ValueError: NaN is not valid JSON (line 1 column 7)
     """
     try:
-        return _shallow(json.loads(text, parse_constant=_refuse_constant))
+        return shallow(json.loads(text, parse_constant=_refuse_constant))
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -87,13 +87,19 @@ def loads_json(text: str) -> Any:
         raise ValueError(_located(text, str(exc))) from None
 
 
-def _shallow(value: Any) -> Any:
-    """``value`` when it nests at most :data:`MAX_DEPTH` levels (walked without recursion)."""
+def shallow(value: Any) -> Any:
+    """``value`` when it nests at most :data:`MAX_DEPTH` levels (walked without recursion), else a
+    RecursionError: what reads it next (schema checks, walks) would recurse that deep.
+
+    Example:
+        >>> shallow({"a": [1, 2]})
+        {'a': [1, 2]}
+    """
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise RecursionError
+            raise RecursionError(f"nested more than {MAX_DEPTH} levels deep")
         if isinstance(item, dict):
             stack.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, list):
@@ -121,7 +127,7 @@ def loads_toml(text: str) -> dict[str, Any]:
         ValueError: invalid TOML at line 1: Invalid value
     """
     try:
-        return _shallow(tomllib.loads(text))
+        return shallow(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ConfigError
+from sprintflow.io.documents import loads_json, shallow
 from sprintflow.io.process import Containment, run_command
 
 __all__ = [
@@ -222,8 +223,8 @@ def parse_engine_output(stdout: str) -> dict[str, Any]:
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return out
     try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
+        data = loads_json(stripped)
+    except ValueError:  # not JSON, or JSON we will not read (too deep, huge numbers): the answer as is
         return out
     if not isinstance(data, dict):
         return out
@@ -291,8 +292,8 @@ def _loads_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = loads_json(text)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 
@@ -305,7 +306,8 @@ def _embedded_objects(text: str) -> Iterator[dict[str, Any]]:
         attempts += 1
         try:
             value, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
+            shallow(value)
+        except (ValueError, RecursionError):  # not JSON here; or too deep, or a huge number: skip it
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict):

@@ -13,7 +13,8 @@ def _contract(files: list[str]) -> SprintContract:
     return SprintContract.model_validate({
         "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
         "status": "proposed", "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
-        "successCriteria": [], "generatorNotes": "", "evaluatorNotes": "", "estimatedFiles": files,
+        "successCriteria": [{"criterionId": "sc-1-1", "description": "builds",
+                             "verificationMethod": "build", "required": True}], "generatorNotes": "", "evaluatorNotes": "", "estimatedFiles": files,
         "estimatedDuration": "small"})
 
 

@@ -13,8 +13,13 @@ __all__ = ["MAX_GENERIC_DIAGNOSTICS", "parse_locations"]
 MAX_GENERIC_DIAGNOSTICS = 50
 # src/a.ts:12:5: message   src/a.py:12: message   /w/src/a.ts(12,5): error TS2322: message
 _LOCATION = re.compile(r"(?P<file>(?:[\w.@+~-]+/)*[\w.@+~-]*[\w-]\.[A-Za-z][\w]{0,5})"
-                       r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
-                       r"(?P<rest>.*)$")
+                       r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))")
+# Where a location can end: ":12" or "(12". The path before one is searched for in a bounded
+# window, because searching a whole line is quadratic on long runs of word characters (minified
+# code, base64), and the code under test decides what its tools print.
+_ANCHOR = re.compile(r"[:(]\d")
+_PATH_WINDOW = 256
+_ANCHORS_PER_LINE = 8
 _SEVERITY = re.compile(r"^[\s:,-]*(?:(?P<sev>error|warning|warn|note|info)\b[\s:]*)?(?:(?P<code>[\w/@-]+)\s*:\s+)?",
                        re.IGNORECASE)
 _VENDOR = ("node_modules/", "site-packages/", "dist-packages/", "/usr/lib/", "node:", "internal/")
@@ -57,8 +62,19 @@ def parse_locations(text: str, roots: Roots = ()) -> ParsedReport:
     return ParsedReport(diagnostics=diagnostics)
 
 
+def _first_location(line: str) -> re.Match[str] | None:
+    for number, anchor in enumerate(_ANCHOR.finditer(line)):
+        if number == _ANCHORS_PER_LINE:
+            return None
+        window_end = anchor.start() + 24  # ":123456:7890" or "(123456,7890)"
+        match = _LOCATION.search(line, max(0, anchor.start() - _PATH_WINDOW), window_end)
+        if match:
+            return match
+    return None
+
+
 def _diagnostic(line: str, roots: Roots) -> Diagnostic | None:
-    match = _LOCATION.search(line)
+    match = _first_location(line)
     if not match or any(marker in match["file"] for marker in _VENDOR):
         return None
     start = match.start()
@@ -67,7 +83,7 @@ def _diagnostic(line: str, roots: Roots) -> Diagnostic | None:
     file = relativise(path, roots)
     if file.startswith("/"):
         return None  # outside the workspace
-    rest = match["rest"]
+    rest = line[match.end():]
     head = _SEVERITY.match(rest)
     severity = (head["sev"] or "").lower() if head else ""
     code = head["code"] if head and head["code"] and (severity or head["code"][:1].isupper()) else None
