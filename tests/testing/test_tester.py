@@ -201,3 +201,23 @@ def test_a_snapshot_puts_back_a_file_that_became_a_folder(tmp_path):
     assert snapshot.restore() == ["evals/held_out.txt", "evals/held_out.txt/x", "evals/new.txt"]
     assert json.dumps(sorted(p.name for p in (tmp_path / "evals").iterdir())) == '["held_out.txt"]'
     assert (tmp_path / "evals/held_out.txt").read_text() == "keep"
+
+
+def test_the_tests_run_under_the_configured_docker_limits(tiny, docker_ready):
+    from sprintflow.evaluate.executors import resolve_executor
+    from sprintflow.schemas.config import ExecutorConfig
+
+    # The tests run only if the container has the configured limits (cgroup v2 files, else v1).
+    limits = ("test \"$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)\""
+              " = 268435456 && test \"$(cat /sys/fs/cgroup/pids.max 2>/dev/null || "
+              "cat /sys/fs/cgroup/pids/pids.max)\" = 64")
+    project = ProjectConfig.model_validate({"tester": {
+        "command": f"{limits} && python3 -m pytest -q -p no:cacheprovider --junitxml={{report}} {{testsDir}}",
+        "timeout": 120}})
+    executor = resolve_executor("docker", ExecutorConfig(memory="256m", pids=64))
+    step = run_tester_step(tiny, _contract(tiny, 1), project, "test", f"{sys.executable} {TESTER} normal",
+                           executor)
+    run = step.test_run
+    # The report exists only if the limits held; then the real failure of criterion sc-1-2 shows.
+    assert (run.summary.total, run.summary.failed) == (2, 1), run
+    assert run.failures[0].test.endswith("[sc-1-2]")
