@@ -158,6 +158,29 @@ def test_a_command_that_cannot_start_and_a_missing_report_fail_closed(prefect_ha
     assert result.overall_result == "fail"
 
 
+def test_reports_the_code_under_test_wrote_to_break_us_fail_their_strategy(prefect_harness, workspace_factory):
+    # What a test run writes is the code under test's to decide: nested 100k deep, a number with
+    # 5000 digits, a link to a host file. Each fails its own strategy; the evaluation goes on.
+    workspace = workspace_factory("python-api")
+    deep = "[" * 100_000 + "]" * 100_000
+    (workspace / "deep.json").write_text('{"testResults": ' + deep + "}")
+    (workspace / "huge.json").write_text('{"numTotalTests": ' + "9" * 5000 + ', "testResults": []}')
+    _add_strategies(workspace, "".join(
+        f'[[evaluator.strategies]]\ntype = "custom"\nplugin = "{name}"\ncommand = "{command}"\n'
+        f'[evaluator.strategies.config]\nformat = "vitest"\nreport = "out/{name}.json"\n'
+        for name, command in [("deep", "mkdir -p out && cp deep.json out/deep.json"),
+                              ("huge", "mkdir -p out && cp huge.json out/huge.json"),
+                              ("linked", "mkdir -p out && ln -sf /etc/hostname out/linked.json")]))
+    result = _evaluate(workspace, "local", use_cache=False)
+    by_name = {s.strategy: s for s in result.strategy_results}
+    for name in ("deep", "huge", "linked"):
+        assert by_name[name].result.value == "fail", by_name[name]
+        assert f"out/{name}.json" in by_name[name].details, by_name[name].details
+    assert "nested too deeply" in by_name["deep"].details
+    assert result.overall_result == "fail"
+    _assert_written_and_valid(workspace, result)
+
+
 def sprintflow_cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "sprintflow", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=600)

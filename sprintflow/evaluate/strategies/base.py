@@ -140,9 +140,11 @@ class Strategy(ABC, Generic[C]):
         try:
             parsed = self.parse(run, spec, outcome)
         except ReportError as exc:
+            source = spec.report_path if spec and spec.report_path else "what it printed"
             return Judged(result(run, Outcome.failed, exit_code=outcome.exit_code, output=excerpt(outcome),
                                  duration_ms=duration_ms(outcome),
-                                 details=f"Could not read the tool's report, so the result is unknown: {exc}"))
+                                 details=f"Could not read the tool's report ({source}), so the result is "
+                                         f"unknown: {exc}"))
         return self.judge_output(run, command, outcome, parsed)
 
     def parse(self, run: StrategyRun, spec: ReportSpec | None, outcome: CommandResult) -> ParsedReport | None:
