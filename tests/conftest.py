@@ -77,3 +77,37 @@ def prefect_api_url(prefect_harness) -> str:
     from prefect.settings import PREFECT_API_URL
 
     return PREFECT_API_URL.value()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A factory of real small filesystems (tmpfs mounts; this suite runs as root, as CI does):
+    ``small_disk(name, kib, free_kib)`` mounts one of ``kib`` KiB with about ``free_kib`` KiB free."""
+    mounts: list[Path] = []
+
+    def mount(name: str, kib: int = 256, free_kib: int = 0) -> Path:
+        where = tmp_path / name
+        where.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.fail(f"cannot mount a small filesystem (tests run as root): {done.stderr.strip()}")
+        mounts.append(where)
+        fill(where, free_kib)
+        return where
+
+    yield mount
+    for where in reversed(mounts):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def fill(where: Path, free_kib: int = 0) -> None:
+    """Fill the filesystem of ``where`` until about ``free_kib`` KiB are left."""
+    stat = os.statvfs(where)
+    spare = stat.f_bavail * stat.f_frsize - free_kib * 1024
+    if spare > 0:
+        with open(where / ".filler", "ab") as handle:
+            try:
+                handle.write(b"\0" * spare)
+            except OSError:
+                pass  # full: that was the point

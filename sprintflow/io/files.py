@@ -9,6 +9,7 @@ last line instead of failing. :func:`file_lock` is the one advisory lock.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -131,6 +132,7 @@ def append_ndjson(path: Path | str, record: dict[str, Any]) -> None:
 
     The lock also covers the repair of a torn last line left by a crashed
     writer: a newline is written first so the new record starts on its own line.
+    A write that fails (a full disk) is taken back: the file ends as it was.
 
     Example:
         >>> import tempfile
@@ -148,8 +150,13 @@ def append_ndjson(path: Path | str, record: dict[str, Any]) -> None:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # keep the torn line as it is; start ours on a fresh line
-        os.write(fd, line)
-        os.fsync(fd)
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, size)  # shrinking needs no space
+            raise
     finally:
         os.close(fd)  # closing releases the lock
 
