@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,8 @@ import pyarrow.parquet as pq
 
 from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.io.files import atomic_write, file_lock, fsync_dir
+
+T = TypeVar("T")
 
 __all__ = [
     "COMPACT_AFTER",
@@ -157,10 +160,15 @@ def compact(directory: Path | str, table_name: str, *, min_files: int = 2) -> Pa
     if not folder.is_dir():
         return None
     with file_lock(folder / ".compact.lock", wait=False) as locked:
-        sources = _parts(folder)
-        if not locked or len(sources) < min_files:
+        if not locked or len(_parts(folder)) < min_files:
             return None
-        merged = _concat([pq.read_table(path) for path in sources])
+        # An unreadable file stays where it is, for someone to look at; readers skip and list it.
+        readable = {path: table for path in _parts(folder)
+                    if (table := _read_or_note(path, pq.read_table, [])) is not None}
+        sources = list(readable)
+        if len(sources) < min_files:
+            return None
+        merged = _concat(list(readable.values()))
         metadata = dict(merged.schema.metadata or {})
         metadata[_COMPACTED_FROM] = json.dumps([p.name for p in sources]).encode()
         target = folder / _new_part_name("-compacted")
@@ -176,20 +184,42 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(tables, promote_options="default")
 
 
+def _read_or_note(path: Path, read: Callable[[Path], T], problems: list[str] | None) -> T | None:
+    """``read(path)``; a file that is not Parquet (torn, overwritten) is None, noted in ``problems``
+    (or a WorkspaceError naming it, without a list to note it in). A vanished file is raised as is."""
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        message = f"{path}: not a readable Parquet file ({detail})"
+        if problems is None:
+            raise WorkspaceError(message) from None
+        problems.append(f"{message}: skipped")
+        return None
+
+
 def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
-                     dictionary: list[str] | None = None) -> list[pa.Table]:
-    """Every file's rows once, even while a compaction merges and removes files."""
+                     dictionary: list[str] | None = None, problems: list[str] | None = None) -> list[pa.Table]:
+    """Every readable file's rows once, even while a compaction merges and removes files."""
     for _ in range(attempts):
         tables: dict[str, pa.Table] = {}
         superseded: set[str] = set()
+        skipped: list[str] = []
         try:
             for path in _parts(folder):
-                table = _read_part(path, columns, dictionary)
+                table = _read_or_note(path, lambda p: _read_part(p, columns, dictionary),
+                                      skipped if problems is not None else None)
+                if table is None:
+                    continue
                 sources = pq.read_schema(path).metadata or {}
                 superseded.update(json.loads(sources.get(_COMPACTED_FROM, b"[]")))
                 tables[path.name] = table
         except FileNotFoundError:
             continue  # compacted away under us: its rows are in a newer file; list again
+        if problems is not None:
+            problems.extend(skipped)
         return [table for name, table in tables.items() if name not in superseded]
     raise WorkspaceError(f"{folder}: files kept vanishing while being read (compaction loop?)")
 
@@ -211,19 +241,22 @@ def _read_part(path: Path, columns: list[str] | None, dictionary: list[str] | No
 
 
 def read_table(directory: Path | str, table_name: str, since: datetime | str | None = None,
-               *, columns: list[str] | None = None, time_column: str = "timestamp") -> pd.DataFrame:
+               *, columns: list[str] | None = None, time_column: str = "timestamp",
+               problems: list[str] | None = None) -> pd.DataFrame:
     """All rows of a table as a DataFrame; with ``since``, only rows whose ``time_column`` is at or after it.
 
     Text columns of a table with a known schema come back as categoricals with
     sorted categories: a million rows repeat few distinct values, and filtering
     or grouping integer codes is much cheaper than copying strings. An empty or
-    missing table gives an empty frame with the table's columns.
+    missing table gives an empty frame with the table's columns. A file that is not
+    Parquet is skipped and described in ``problems`` when a list is given, else it is a
+    WorkspaceError naming it.
     """
     folder = Path(directory) / table_name
     schema = _SCHEMAS.get(table_name)
     text = [f.name for f in schema if f.type == pa.string() and (columns is None or f.name in columns)] \
         if schema is not None else None
-    tables = _read_consistent(folder, columns, dictionary=text) if folder.is_dir() else []
+    tables = _read_consistent(folder, columns, dictionary=text, problems=problems) if folder.is_dir() else []
     if not tables:
         empty = schema.empty_table() if schema is not None else pa.table({})
         return empty.select(columns).to_pandas() if columns else empty.to_pandas()

@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from sprintflow.errors import WorkspaceError
+from sprintflow.errors import DocumentError, WorkspaceError
+from sprintflow.io.documents import loads_json, read_text
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import EvalResult
@@ -90,10 +91,12 @@ def _test_run_documents(workspace: Path | str, problems: list[str]) -> list[tupl
     documents = []
     for path in sorted(WorkspaceLayout(Path(workspace)).runs_dir.glob("*/result.json")):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = loads_json(read_text(path))
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             documents.append((doc, datetime.fromtimestamp(path.stat().st_mtime, UTC)))
+        except DocumentError as exc:
+            problems.append(f"{exc}: skipped")
         except (OSError, ValueError) as exc:
             problems.append(f"{path}: unreadable test run: {exc}")
     return documents
@@ -155,8 +158,11 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
         if path.stem in known:
             continue
         try:
-            result = EvalResult.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError) as exc:
+            result = EvalResult.model_validate_json(read_text(path))
+        except DocumentError as exc:
+            problems.append(f"{exc}: skipped")
+            continue
+        except ValidationError as exc:
             problems.append(f"{path}: not an EvalResult: {str(exc).splitlines()[0]}")
             continue
         rows += eval_rows(result, workspace_hash=None, git_sha=None, executor=None, image=None,
@@ -200,7 +206,7 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     directory = Path(directory) if directory is not None else WorkspaceLayout(workspace).history_dir
     problems: list[str] = []
     wanted = None if columns is None else list(dict.fromkeys(["eval_id", "timestamp", *columns]))
-    evals = read_table(directory, EVALS, since=since, columns=wanted)
+    evals = read_table(directory, EVALS, since=since, columns=wanted, problems=problems)
     files = eval_file_rows(workspace, known_ids=evals["eval_id"].unique(), problems=problems)
     if not files.empty:
         files = _after(files, "timestamp", since)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from .confine import clear_way
+from .documents import loads_json
 from .layout import STATE_DIR
 
 __all__ = ["NdjsonLine", "append_ndjson", "atomic_write", "atomic_write_text", "file_lock", "fsync_dir",
@@ -187,10 +188,14 @@ def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
-            except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, 5000-digit numbers, deep nesting
-                torn = "torn line (a writer crashed mid-write)" if not raw.endswith(b"\n") else "invalid JSON"
-                yield NdjsonLine(number, None, f"{path}:{number}: {torn}: {str(exc) or 'nested too deeply'}")
+                record = loads_json(raw.decode("utf-8").rstrip("\r\n"))
+            except UnicodeDecodeError as exc:
+                yield NdjsonLine(number, None, f"{path}:{number}: not UTF-8: byte 0x{raw[exc.start]:02x} "
+                                               f"at column {exc.start + 1}")
+                continue
+            except ValueError as exc:  # bad JSON, NaN, 5000-digit numbers, deep nesting
+                torn = "torn line (a writer crashed mid-write): " if not raw.endswith(b"\n") else ""
+                yield NdjsonLine(number, None, f"{path}:{number}: {torn}{exc}")
                 continue
             if not isinstance(record, dict):
                 yield NdjsonLine(number, None, f"{path}:{number}: not a JSON object")

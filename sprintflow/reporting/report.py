@@ -28,6 +28,9 @@ from sprintflow.reporting.explore import PageData, build_page_data
 
 __all__ = ["Report", "build_report", "table_records", "write_report"]
 
+SHOWN_PROBLEMS = 10
+"""Unreadable inputs named in the text summary; the HTML report lists 50."""
+
 
 @dataclass
 class Report:
@@ -123,7 +126,10 @@ def _summary(report: Report) -> list[str]:
     lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"], t["score-epochs"])
     lines += _cost_line(t["cost-per-sprint"])
     if report.problems:
-        lines.append(f"  {len(report.problems)} unreadable lines or files skipped (see problems in the report)")
+        lines.append(f"  {len(report.problems)} unreadable lines or files skipped:")
+        lines += [f"    {problem}" for problem in report.problems[:SHOWN_PROBLEMS]]
+        if len(report.problems) > SHOWN_PROBLEMS:
+            lines.append(f"    … and {len(report.problems) - SHOWN_PROBLEMS} more, listed in the HTML report")
     return lines
 
 

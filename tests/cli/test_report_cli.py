@@ -105,3 +105,30 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
 def test_help_explains_when_the_flow_runs():
     text = " ".join(run("--help").output.split())
     assert "--flow" in text and "PREFECT_API_URL" in text and "~10 s" in text and "report-<table>" in text
+
+
+def test_unreadable_files_are_skipped_listed_and_left_as_they_were(workspace, full, tmp_path):
+    import hashlib
+    import shutil
+
+    copy = shutil.copytree(workspace, tmp_path / "ws")
+    parts = sorted((copy / ".sprintflow/history/evals").glob("part-*.parquet"))
+    torn = parts[0].with_name("part-20260101T000000000000Z-torn00000000.parquet")
+    torn.write_bytes(parts[0].read_bytes()[:300])
+    (copy / ".sprintflow/history/evals/part-20260101T000000000001Z-text00000000.parquet").write_text("not parquet")
+    (copy / ".sprintflow/evals").mkdir(exist_ok=True)
+    (copy / ".sprintflow/evals/eval-latin1-1.json").write_bytes(b'{"evalId": "caf\xe9"}')
+    with (copy / ".sprintflow/history/scores.ndjson").open("ab") as scores:
+        scores.write(b'\xff\xfe{"kind": "score"}\n{"kind": "score", "total": NaN}\n')
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in copy.rglob("*") if p.is_file()}
+
+    result = run(copy, "--out", tmp_path / "out")
+
+    assert result.exit_code == 0, result.output
+    assert evaluations(result.output) == evaluations(full[0].output)  # every readable row still counts
+    assert "5 unreadable lines or files skipped:" in result.output
+    for named in ("torn00000000.parquet: not a readable Parquet file", "text00000000.parquet: not a readable",
+                  "eval-latin1-1.json: not UTF-8: byte 0xe9", "scores.ndjson:", "NaN is not valid JSON"):
+        assert named in result.output, named
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before
+    assert "Skipped input" in (tmp_path / "out/report.html").read_text()
