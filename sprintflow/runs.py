@@ -28,6 +28,7 @@ or failed; an error that stopped the run is raised as itself.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -123,6 +124,10 @@ def ends_in_error_states(fn: F) -> F:
             _log_error(error)
             return error_state(error)
 
+    # Prefect builds the run's parameter model from the signature; its annotations, strings under
+    # `from __future__ import annotations`, would be read in this module, which knows none of the
+    # flow's types (its parameter models): give it them read in the flow's own module.
+    wrapper.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 

@@ -16,7 +16,7 @@ first one starts a server in the background and later ones reuse it
   is gone, or whose pid now belongs to another process, is stale and replaced;
 * one command starts it at a time (a lock beside the record), the others wait
   and reuse it;
-* it listens on 127.0.0.1, on port 4200 when free, else on a free port;
+* it listens on 127.0.0.1, on port 4200 (``SPRINTFLOW_SERVER_PORT``) when free, else on a free port;
 * ``sprintflow server stop`` ends it, and only it (by the recorded pid), with
   every process it started.
 """
@@ -219,7 +219,8 @@ def use_api(api_url: str) -> None:
 
 def _start_background(home: Path) -> BackgroundServer:
     host = "127.0.0.1"
-    port = DEFAULT_PORT if _port_free(host, DEFAULT_PORT) else _free_port(host)
+    wanted = int(os.environ.get("SPRINTFLOW_SERVER_PORT") or DEFAULT_PORT)
+    port = wanted if _port_free(host, wanted) else _free_port(host)
     log_path = home / LOG_FILE
     with log_path.open("ab") as log:
         process, api_url = start_server(host, port, {"PREFECT_HOME": str(home)}, stdout=log, stderr=log)
