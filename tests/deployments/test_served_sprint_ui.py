@@ -87,6 +87,7 @@ def test_a_served_sprint_runs_and_its_eval_result_shows_in_the_ui(use_server, se
         run = wait_until(lambda: (r := client.read_flow_run(run.id)).state.type.value in FINAL and r,
                          120, f"the sprint run to finish (serve log: {serve_log.read_text()[-3000:]})")
         assert run.state.type.value == "COMPLETED", serve_log.read_text()[-3000:]
+        assert f"on {use_server} (UI {use_server.removesuffix('/api')})" in serve_log.read_text()  # where it serves
         print(f"trigger to completed: {time.monotonic() - triggered:.1f} s")
 
         [sprint] = _children(client, run.id, "sprint")
