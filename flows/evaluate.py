@@ -67,12 +67,15 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
     return futures
 
 
-def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> list[CriterionResult]:
+def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
+                    use_cache: bool) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
-    by_command = {VerificationMethod.custom: run_custom_criterion_task,
-                  VerificationMethod.manual: judge_manual_criterion_task}
-    pending = {c.criterion_id: by_command[c.verification_method].submit(plan, c.criterion_id)
-               for c in plan.contract.success_criteria if c.verification_method in by_command}
+    pending = {}
+    for c in plan.contract.success_criteria:
+        if c.verification_method is VerificationMethod.custom:
+            pending[c.criterion_id] = run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
+        elif c.verification_method is VerificationMethod.manual:
+            pending[c.criterion_id] = judge_manual_criterion_task.submit(plan, c.criterion_id)
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method
@@ -140,7 +143,7 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool
         plan = replace(plan, view=view)
         futures = _submit_strategies(plan, use_cache)
         strategies = [task_value(future) for future in futures]  # resolve every future
-        criteria = _judge_criteria(plan, strategies)
+        criteria = _judge_criteria(plan, strategies, use_cache)
     finally:
         view.close()
         undone = fallback.restore() if fallback is not None else []

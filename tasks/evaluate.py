@@ -31,9 +31,9 @@ def run_strategy_task(plan: EvaluationPlan, strategy: StrategyConfig, use_cache:
 
 @task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2, retry_condition_fn=retry_on_infrastructure,
       task_run_name="custom-{criterion_id}")
-def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str) -> State[CriterionResult]:
+def run_custom_criterion_task(plan: EvaluationPlan, criterion_id: str, use_cache: bool) -> State[CriterionResult]:
     """A custom criterion: its customCommand in the executor; exit 0 passes (else ``CriterionFailed``)."""
-    return _criterion_state(custom_criterion_step(plan, criterion_id))
+    return _criterion_state(custom_criterion_step(plan, criterion_id, use_cache))
 
 
 @task(cache_policy=NO_CACHE, task_run_name="manual-{criterion_id}")
