@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,9 +107,15 @@ def build_runner_image(tag: str = RUNNER_IMAGE, base: str = BASE_IMAGE,
 
 
 def _wheel(folder: Path) -> Path:
-    """sprintflow's wheel, built from this checkout without its dependencies."""
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(folder), str(ROOT)], capture_output=True, text=True, check=False)
+    """sprintflow's wheel, built without its dependencies from a copy of its sources (a build in the
+    checkout would leave build/ and egg-info there)."""
+    source = folder / "source"
+    for name in SOURCE_FOLDERS:
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder),
+                            str(source)], capture_output=True, text=True, check=False)
     wheels = list(folder.glob("sprintflow-*.whl"))
     if build.returncode != 0 or not wheels:
         raise InfrastructureError(f"building sprintflow's wheel failed:\n{build.stderr[-3000:]}")

@@ -37,6 +37,7 @@ COMMANDS = {
     "report": "sprintflow.cli.report:report",
     "serve": "sprintflow.cli.serve:serve",
     "server": "sprintflow.cli.server:server",
+    "worker": "sprintflow.cli.worker:worker",
 }
 
 

@@ -50,8 +50,8 @@ def test_a_docker_worker_runs_a_deployed_evaluation_in_the_runner_image(server_e
     # The flow-run container reaches the server on the host's loopback, and the workspace at the same path.
     env = {**server_env, "SPRINTFLOW_ROOT": "/opt/sprintflow"}
     prefect("--no-prompt", "deploy", "--name", "nightly-evaluate", "--pool", docker_pool,
-            "--prefect-file", "deployments/prefect.yaml", "--job-variable", "network_mode=host",
-            "--job-variable", f"volumes=[\"{workspace}:{workspace}\"]", env=env)
+            "--prefect-file", "deployments/prefect.yaml",
+            "--job-variable", json.dumps({"network_mode": "host", "volumes": [f"{workspace}:{workspace}"]}), env=env)
     params = {"params": {"workspace": str(workspace), "contract": CONTRACT, "executor": "local"}}
     out = prefect("deployment", "run", "evaluate-workspace/nightly-evaluate", "--params", json.dumps(params),
                   env=env)
