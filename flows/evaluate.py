@@ -47,18 +47,20 @@ from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_cr
 
 __all__ = ["evaluate_flow"]
 
-def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[StrategyResult]]:
+
+def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[State[StrategyResult]]]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order).
 
-    They run on the build's output, so a cached build runs again when one of them must run.
+    They run on the build's output, so a cached build runs again when one of them must run; and
+    after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
     """
     misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
     rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
-    futures: list[PrefectFuture[StrategyResult]] = []
+    futures: list[PrefectFuture[State[StrategyResult]]] = []
     builds: list[Any] = []
     for strategy in plan.strategies:
         is_build = strategy.type is StrategyType.build
-        wait_for = builds if STRATEGIES[strategy.type].needs_build else []  # even after a failed build
+        wait_for = builds if STRATEGIES[strategy.type].needs_build else []
         future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
                                           wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:

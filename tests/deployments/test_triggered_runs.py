@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, deployed_flows
+from .conftest import ROOT, deployed_flows, wait_until
 
 sys.path.insert(0, str(ROOT))
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
@@ -56,6 +56,9 @@ def test_a_triggered_sprint_ends_as_its_verdict_logs_it_and_links_every_eval_res
     run, logs = _run(flows.sprint_workspace, params)
     assert (run.state.type.value, run.state.name) == ("FAILED", "NeedsRework")
     assert "NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2" in logs
+    # Automations key on the state's event: prefect.flow-run.NeedsRework, about this run.
+    events = wait_until(lambda: _state_events(run.id, "NeedsRework"), 60, "the NeedsRework event")
+    assert events[0].resource.id == f"prefect.flow-run.{run.id}"
 
     params = params.model_copy(update={"max_iterations": 3, "retry_rework": True})
     run, logs = _run(flows.sprint_workspace, params)
@@ -74,6 +77,16 @@ def test_a_triggered_sprint_ends_as_its_verdict_logs_it_and_links_every_eval_res
     table = next(a for a in _all_artifacts() if a.key == "eval-sprint-spec-tiny-2-table")
     assert table.description.startswith("**PASS** · sprint-spec-tiny-2")
     assert "null" not in str(table.data) and re.search(r"\d+ ms|\d+\.\d s", str(table.data))
+
+
+def _state_events(run_id, state_name: str) -> list:
+    from prefect.client.orchestration import get_client
+    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+
+    with get_client(sync_client=True) as client:
+        return client.read_events(EventFilter(
+            event=EventNameFilter(name=[f"prefect.flow-run.{state_name}"]),
+            resource=EventResourceFilter(id=[f"prefect.flow-run.{run_id}"])), limit=10).events
 
 
 def _by_id(artifact_id: str):
