@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sprintflow.errors import InputError
+from sprintflow.errors import InputError, WorkspaceError
 
 __all__ = ["resolve_input", "resolve_output"]
 
@@ -29,6 +29,7 @@ def resolve_input(workspace: Path | str, given: Path | str, what: str) -> Path:
     ``what`` names the path in errors ("contract", "contracts folder", ...).
 
     Raises:
+        WorkspaceError: the workspace is not a folder (said first: it explains the rest).
         InputError: found in neither place, or two different files in both.
 
     Example:
@@ -38,6 +39,8 @@ def resolve_input(workspace: Path | str, given: Path | str, what: str) -> Path:
         >>> resolve_input(ws, "c.json", "contract") == ws / "c.json"
         True
     """
+    if not Path(workspace).is_dir():
+        raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
     path = Path(given).expanduser()
     if path.is_absolute():
         return path
