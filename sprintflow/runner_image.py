@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sprintflow.errors import ExecutorUnavailable, InfrastructureError
+from sprintflow.errors import ExecutorUnavailable, InfrastructureError, InputError
 
 __all__ = ["RUNNER_IMAGE", "build_runner_image", "sources_hash"]
 
@@ -68,12 +68,16 @@ def build_runner_image(tag: str = RUNNER_IMAGE, base: str = BASE_IMAGE,
     """Build (or reuse) the flow-run image; returns its tag.
 
     Raises:
+        InputError: sprintflow runs from an installed package, not a checkout (no sources to build from).
         ExecutorUnavailable: no Docker engine, or no base image (``sprintflow sandbox build``).
         InfrastructureError: pip failed in the setup container (its output is in the message).
     """
     import docker
     from docker.errors import DockerException, ImageNotFound
 
+    if not (ROOT / "pyproject.toml").is_file():
+        raise InputError(f"the runner image is built from a checkout of sprintflow (with its pyproject.toml); "
+                         f"{ROOT} is an installed package")
     try:
         client = docker.from_env()
         client.images.get(base)
