@@ -47,6 +47,7 @@ __all__ = [
     "NO_VERDICT",
     "STRATEGY_FAILED",
     "VERDICT_STATES",
+    "Verdict",
     "error_state",
     "eval_artifacts_under",
     "eval_links_markdown",
@@ -75,6 +76,36 @@ T = TypeVar("T")
 logger = logging.getLogger("sprintflow.runs")
 
 
+class Verdict(Exception):
+    """The data of a verdict's Failed state: the judged value, under the verdict line.
+
+    An exception because Prefect raises a Failed run's data where it insists on a
+    value (a deployment run's process, ``state.result()``); :func:`state_value`
+    unwraps it.
+    """
+
+    def __init__(self, value: Any, message: str):
+        super().__init__(message)
+        self.value = value
+
+
+class _OurFailuresInOneLine(logging.Filter):
+    """Drop Prefect's end-of-run traceback for runs that ended Failed on purpose.
+
+    A deployment run's process raises its Failed state's data and logs it as
+    "Engine execution exited with unexpected exception" with a traceback; for a
+    verdict or one of our errors the state's one-line message already says it all.
+    A bug in sprintflow keeps its traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, (Verdict, SprintflowError))
+
+
+logging.getLogger("prefect.flow_runs").addFilter(_OurFailuresInOneLine())
+
+
 def verdict_state(value: T, failed_as: str | None, message: str) -> State[T]:
     """What a flow or task returns: Completed when it passed, else Failed under the verdict's name.
 
@@ -89,7 +120,7 @@ def verdict_state(value: T, failed_as: str | None, message: str) -> State[T]:
     """
     if failed_as is None:
         return Completed(message=message, data=value)
-    return Failed(name=failed_as, message=message, data=value)
+    return Failed(name=failed_as, message=message, data=Verdict(value, message))
 
 
 def error_state(error: SprintflowError) -> State[Any]:
@@ -178,7 +209,8 @@ def state_value(state: State[Any]) -> Any:
         the error of a run that ended in any other Failed or Crashed state.
     """
     if state.is_failed() and state.name in VERDICT_STATES:
-        return state.result(raise_on_failure=False)
+        verdict = state.result(raise_on_failure=False)
+        return verdict.value if isinstance(verdict, Verdict) else verdict
     return state.result(raise_on_failure=True)
 
 

@@ -105,7 +105,8 @@ def test_a_served_sprint_runs_and_its_eval_result_shows_in_the_ui(use_server, se
             page.get_by_text("Artifacts", exact=True).first.click(timeout=30_000)
             card = page.get_by_text("eval-sprint-spec-tiny-2", exact=True).first
             card.wait_for(timeout=30_000)
-            page.get_by_text("Sprint 2 (Step 2) PASSED", exact=False).first.wait_for(timeout=30_000)
+            # The card's description leads with the verdict and the contract.
+            page.get_by_text("sprint-spec-tiny-2 · iteration 1", exact=False).first.wait_for(timeout=30_000)
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(shots[0]), full_page=True)
             # The artifact itself: the EvalResult summary rendered from its markdown.
