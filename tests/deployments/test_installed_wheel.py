@@ -57,7 +57,9 @@ def test_an_installed_wheel_serves_and_runs_a_deployment(installed, server_env, 
     workspace = make_workspace(tmp_path / "ws")
     log = (tmp_path / "serve.log").open("wb")
     serve = subprocess.Popen([f"{installed}/bin/sprintflow", "serve", "--only", "nightly-evaluate"],
-                             env={**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, cwd=tmp_path,
+                             env={**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+                                  "PREFECT_LOGGING_LEVEL": "INFO"},  # the verdict line is INFO
+                             cwd=tmp_path,
                              stdout=log, stderr=subprocess.STDOUT)
 
     def served(client):
