@@ -53,14 +53,15 @@ def main() -> None:
     from prepare import prepare
 
     from sprintflow.flows.sprint import sprint_flow
+    from sprintflow.runs import run_flow
 
     engine_cmd = f"python3 {ROOT / 'examples/sprint-demo/generator/scripted_engine.py'}"
     with prefect_test_harness(server_startup_timeout=120):
         warm = prepare(Path(tempfile.mkdtemp()) / "warm")
-        sprint_flow(str(warm), engine=engine_cmd, executor=args.executor)  # warm-up, not counted
+        run_flow(sprint_flow, str(warm), engine=engine_cmd, executor=args.executor)  # warm-up, not counted
         workspace = prepare(Path(tempfile.mkdtemp()) / "todo-api")
         started = time.perf_counter()
-        outcomes = sprint_flow(str(workspace), engine=engine_cmd, executor=args.executor)
+        outcomes = run_flow(sprint_flow, str(workspace), engine=engine_cmd, executor=args.executor)
         wall = time.perf_counter() - started
     engine, strategies, iterations = _seconds(workspace)
     # Custom criteria commands are not in the strategy durations, so they count as overhead here.

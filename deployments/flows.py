@@ -1,9 +1,15 @@
 """Deployment entry flows: one typed parameter model each, so the Prefect UI shows a form.
 
 Each entry flow takes ONE pydantic model (Prefect renders its fields, defaults
-and descriptions as a form), resolves the workspace — a local path, or a git
-repository and branch cloned or updated into a checkout cache — and calls the
-existing flow as a subflow. The flows themselves keep their plain signatures.
+and descriptions as a form; a field without a working default is required),
+resolves the workspace — a local path, or a git repository and branch cloned or
+updated into a checkout cache — and paths the way the CLI does
+(:mod:`sprintflow.inputs`), then calls the existing flow as a subflow.
+
+The run the operator triggered carries what they need: it ends in the subflow's
+verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
+summary artifact linking to every EvalResult artifact under it. Bad input ends
+it ``InvalidInput`` with a one-line message, before any work starts.
 
 ``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
 and ``sprintflow serve`` serves the same deployments from one process.
@@ -17,16 +23,25 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from prefect import flow
+from prefect.artifacts import create_markdown_artifact
 from prefect.events import emit_event
+from prefect.runtime import flow_run
+from prefect.states import State
 from pydantic import BaseModel, Field
 
+from sprintflow.config import load_project_config
 from sprintflow.errors import InputError, WorkspaceError
+from sprintflow.evaluate.executors import resolve_executor
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.inputs import resolve_input, resolve_output
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.runs import ends_in_error_states, eval_links_markdown, state_value, verdict_state, without_heartbeats
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
+from sprintflow.sprint.contracts import load_contracts
+from sprintflow.sprint.engines import resolve_engine
 from sprintflow.tasks.workspace import checkout
 
 __all__ = [
@@ -51,8 +66,9 @@ ExecutorKind = Literal["auto", "docker", "local"]
 class WorkspaceSource(BaseModel):
     """Where the workspace comes from: a folder on the worker, or a git repository and branch."""
 
-    workspace: str = Field(".", description="Folder of the project. With git_url: a folder inside the "
-                                            "checkout ('.' for its root).")
+    workspace: str = Field(..., description="Folder of the project: absolute, or relative to the folder "
+                                            "`sprintflow serve` or the worker started in (SPRINTFLOW_ROOT). "
+                                            "With git_url: a folder inside the checkout ('.' for its root).")
     git_url: str | None = Field(None, description="Clone this repository (any URL git understands, "
                                                   "including a local path or file://) into the "
                                                   "checkout cache and work there.")
@@ -63,8 +79,9 @@ class WorkspaceSource(BaseModel):
 class EvaluateParams(WorkspaceSource):
     """Evaluate a workspace against one contract."""
 
-    contract: str = Field(..., description="SprintContract JSON file, relative to the workspace "
-                                           "unless absolute.")
+    contract: str = Field(..., description="SprintContract JSON file: absolute, or relative to the workspace "
+                                           "(else to the folder serve started in), e.g. "
+                                           ".sprintflow/contracts/<contractId>.json.")
     executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto (Docker when an "
                                                            "engine answers), docker or local (default: the "
                                                            "config's executor.kind).")
@@ -82,8 +99,10 @@ class SprintParams(WorkspaceSource):
 
     contracts: str | None = Field(None, description="Folder of contracts, relative to the workspace "
                                                     "(default .sprintflow/contracts).")
-    engine: str | None = Field(None, description="Generator engine command or preset (default: "
-                                                 "SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, config).")
+    engine: str | None = Field(None, description="Generator engine command or preset (claude, codex, gemini, "
+                                                 "aider). Empty: SPRINTFLOW_GENERATOR_ENGINE or SPRINTFLOW_ENGINE "
+                                                 "where serve or the worker runs, else the workspace config's "
+                                                 "engines.generator; a run with none of them fails at once.")
     executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto, docker or local "
                                                            "(default: the config's executor.kind).")
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
@@ -106,7 +125,8 @@ class ReportParams(WorkspaceSource):
     """Report on a workspace's history: HTML, CSV and Parquet files, and Prefect artifacts."""
 
     since_days: int | None = Field(7, ge=1, description="Only the last N days (empty: all history).")
-    out: str | None = Field(None, description="Folder for the files (default .sprintflow/report).")
+    out: str | None = Field(None, description="Folder for the files, relative to the folder serve started "
+                                              "in (default: the workspace's .sprintflow/report).")
     key_prefix: str = Field("report", pattern=r"^[a-z0-9-]+$",
                             description="Artifact key prefix; one per reported workspace.")
 
@@ -121,11 +141,21 @@ def resolve_workspace(source: WorkspaceSource) -> Path:
 
 
 @overload
-def _inside(workspace: Path, path: str) -> str: ...
+def _inside(workspace: Path, path: str, what: str) -> str: ...
 @overload
-def _inside(workspace: Path, path: None) -> None: ...
-def _inside(workspace: Path, path: str | None) -> str | None:
-    return None if path is None else str(workspace / path)  # an absolute path stays as it is
+def _inside(workspace: Path, path: None, what: str) -> None: ...
+def _inside(workspace: Path, path: str | None, what: str) -> str | None:
+    return None if path is None else str(resolve_input(workspace, path, what))
+
+
+def _finish(child: State[Any], value: Any) -> State[Any]:
+    """End the triggered run as its subflow ended: the verdict line logged, a summary artifact, the same state."""
+    verdict = child.message or child.name or ""
+    print(verdict)
+    key = f"{flow_run.flow_name or 'run'}-summary"
+    create_markdown_artifact(f"# {verdict}\n\n" + eval_links_markdown(flow_run.id), key=key,
+                             description=verdict[:250])
+    return verdict_state(value, child.name if child.is_failed() else None, verdict)
 
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
@@ -148,23 +178,36 @@ def task_runner_for(kind: str | None, address: str | None = None, workers: int =
 
 
 @flow(name="evaluate-workspace", log_prints=True)
-def evaluate_workspace(params: EvaluateParams) -> dict[str, Any]:
-    """Evaluate a workspace (a folder, or a git branch) against a contract; returns the EvalResult."""
+@ends_in_error_states
+def evaluate_workspace(params: EvaluateParams) -> State[dict[str, Any]]:
+    """Evaluate a workspace (a folder, or a git branch) against a contract; ends in the verdict's state,
+    carrying the EvalResult."""
     workspace = resolve_workspace(params)
+    contract = _inside(workspace, params.contract, "contract")
+    resolve_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
     runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
-    result = evaluate_flow.with_options(task_runner=runner)(
-        str(workspace), _inside(workspace, params.contract), executor=params.executor,
-        use_cache=params.use_cache)
-    return result.model_dump(mode="json", by_alias=True)
+    with without_heartbeats():  # this run's own heartbeats cover the process
+        child = evaluate_flow.with_options(task_runner=runner)(
+            str(workspace), contract, executor=params.executor, use_cache=params.use_cache, return_state=True)
+    return _finish(child, state_value(child).model_dump(mode="json", by_alias=True))
 
 
 @flow(name="sprint-workspace", log_prints=True)
-def sprint_workspace(params: SprintParams) -> dict[str, str]:
-    """Run a sprint on a workspace (a folder, or a git branch); returns contractId -> outcome."""
+@ends_in_error_states
+def sprint_workspace(params: SprintParams) -> State[dict[str, str]]:
+    """Run a sprint on a workspace (a folder, or a git branch); ends in the sprint's verdict state,
+    carrying contractId -> outcome."""
     workspace = resolve_workspace(params)
-    return sprint_flow(str(workspace), _inside(workspace, params.contracts), engine=params.engine,
-                       executor=params.executor, max_iterations=params.max_iterations,
-                       retry_rework=params.retry_rework)
+    contracts = _inside(workspace, params.contracts, "contracts folder")
+    project = load_project_config(workspace)  # bad input fails here, in one line, before any work
+    load_contracts(Path(contracts) if contracts else WorkspaceLayout(workspace).contracts_dir)
+    resolve_engine("generator", explicit=params.engine, config=project.engines, flag="the engine field")
+    resolve_executor(params.executor, project.executor)
+    with without_heartbeats():  # this run's own heartbeats cover the process
+        child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=params.executor,
+                            max_iterations=params.max_iterations, retry_rework=params.retry_rework,
+                            return_state=True)
+    return _finish(child, state_value(child))
 
 
 def _last_score(root: Path, skill: str) -> float | None:
@@ -176,6 +219,7 @@ def _last_score(root: Path, skill: str) -> float | None:
 
 
 @flow(name="score-skill-scheduled", log_prints=True)
+@ends_in_error_states
 def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
     """Score a skill and emit ``sprintflow.score.reported`` (and ``.dropped`` below the last score).
 
@@ -183,8 +227,8 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
     """
     root = resolve_workspace(params)
     previous = _last_score(root, params.skill)
-    report = score_flow(params.skill, root=str(root), cases=_inside(root, params.cases),
-                        prompt=_inside(root, params.prompt), engine=params.engine,
+    report = score_flow(params.skill, root=str(root), cases=_inside(root, params.cases, "cases file"),
+                        prompt=_inside(root, params.prompt, "prompt file"), engine=params.engine,
                         concurrency=params.concurrency, timeout=params.timeout)
     payload = {"skill": report.skill, "score": report.score, "previousScore": previous,
                "passed": report.passed, "total": report.total, "failedIds": report.failed_ids[:50]}
@@ -198,6 +242,7 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
 
 
 @flow(name="report-workspace", log_prints=True)
+@ends_in_error_states
 def report_workspace(params: ReportParams) -> dict[str, Any]:
     """Report on a workspace's history over the last ``since_days`` days."""
     from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
@@ -206,4 +251,5 @@ def report_workspace(params: ReportParams) -> dict[str, Any]:
     since = None
     if params.since_days:
         since = (datetime.now(UTC) - timedelta(days=params.since_days)).date().isoformat()
-    return report_flow(str(workspace), _inside(workspace, params.out), since, params.key_prefix)
+    out = resolve_output(params.out)
+    return report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)

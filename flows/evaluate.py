@@ -16,12 +16,14 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
+from prefect.states import State
+from prefect.utilities.annotations import allow_failure
 
 from sprintflow.config import load_project_config
 from sprintflow.evaluate.cache import cached_result
 from sprintflow.evaluate.criteria import judge_by_strategy
 from sprintflow.evaluate.executors import Executor, resolve_executor
-from sprintflow.evaluate.formats import artifact_key, eval_markdown, eval_table
+from sprintflow.evaluate.formats import artifact_description, artifact_key, eval_markdown, eval_table, verdict_line
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
 from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
 from sprintflow.evaluate.strategies import STRATEGIES
@@ -29,6 +31,7 @@ from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
 from sprintflow.io.hashing import file_hashes
 from sprintflow.io.locks import workspace_lock
+from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, task_value, verdict_state
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import (
     CriterionResult,
@@ -38,53 +41,64 @@ from sprintflow.schemas import (
     StrategyType,
     VerificationMethod,
 )
+from sprintflow.sprint.findings import environment_blocker
 from sprintflow.sprint.guard import Snapshot
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
 __all__ = ["evaluate_flow"]
 
-def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[StrategyResult]]:
+
+def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[State[StrategyResult]]]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order).
 
-    They run on the build's output, so a cached build runs again when one of them must run.
+    They run on the build's output, so a cached build runs again when one of them must run; and
+    after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
     """
     misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
     rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
-    futures: list[PrefectFuture[StrategyResult]] = []
-    builds: list[PrefectFuture[StrategyResult]] = []
+    futures: list[PrefectFuture[State[StrategyResult]]] = []
+    builds: list[Any] = []
     for strategy in plan.strategies:
         is_build = strategy.type is StrategyType.build
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
         future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
                                           wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:
-            builds.append(future)
+            builds.append(allow_failure(future))
         futures.append(future)
     return futures
 
 
-def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult]) -> list[CriterionResult]:
+def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
+                    use_cache: bool) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
-    by_command = {VerificationMethod.custom: run_custom_criterion_task,
-                  VerificationMethod.manual: judge_manual_criterion_task}
-    pending = {c.criterion_id: by_command[c.verification_method].submit(plan, c.criterion_id)
-               for c in plan.contract.success_criteria if c.verification_method in by_command}
+    pending = {}
+    for c in plan.contract.success_criteria:
+        if c.verification_method is VerificationMethod.custom:
+            pending[c.criterion_id] = run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
+        elif c.verification_method is VerificationMethod.manual:
+            pending[c.criterion_id] = judge_manual_criterion_task.submit(plan, c.criterion_id)
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method
         if criterion.criterion_id in pending:
-            results.append(pending[criterion.criterion_id].result())
+            results.append(task_value(pending[criterion.criterion_id]))
         else:
             results.append(judge_by_strategy(criterion, by_type.get(method.value)))
     return results
 
 
 @flow(name="evaluate", log_prints=True)
+@ends_in_error_states
 def evaluate_flow(workspace: str, contract: str, executor: str | None = None, use_cache: bool = True,
                   iteration: int | None = None, blocking_issues: list[str] | None = None,
                   notes: list[str] | None = None, usage: dict[str, Any] | None = None,
-                  config: dict[str, Any] | None = None) -> EvalResult:
+                  config: dict[str, Any] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
+
+    The run ends Completed when the contract passed, ``ContractFailed`` when the
+    code failed it, ``Blocked`` when a required strategy's environment broke (see
+    :mod:`sprintflow.runs`); each state carries the EvalResult (``run_flow`` returns it).
 
     Args:
         workspace: folder of the project under test.
@@ -130,8 +144,8 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool
     try:
         plan = replace(plan, view=view)
         futures = _submit_strategies(plan, use_cache)
-        strategies = [future.result() for future in futures]  # resolve every future
-        criteria = _judge_criteria(plan, strategies)
+        strategies = [task_value(future) for future in futures]  # resolve every future
+        criteria = _judge_criteria(plan, strategies, use_cache)
     finally:
         view.close()
         undone = fallback.restore() if fallback is not None else []
@@ -139,14 +153,19 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool
 
 
 def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started: float,
-            usage: dict[str, Any] | None) -> EvalResult:
-    """Write the EvalResult and its history rows; show it on the flow run."""
+            usage: dict[str, Any] | None) -> State[EvalResult]:
+    """Write the EvalResult and its history rows; show it on the flow run; end in the verdict's state."""
     path = write_eval_result(plan.workspace, result)
     record_evaluation(plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind,
                       image=runner.image, run_id=str(flow_run.id) if flow_run.id else None,
                       duration_ms=round((time.monotonic() - started) * 1000), **(usage or {}))
     key = artifact_key(result.contract_id)
-    create_markdown_artifact(eval_markdown(result), key=key, description=result.summary[:250])
-    create_table_artifact(eval_table(result), key=f"{key}-table", description="Strategy and criterion results")
-    print(f"{result.overall_result.upper()}: {result.summary} ({path})")
-    return result
+    description = artifact_description(result)
+    create_markdown_artifact(eval_markdown(result), key=key, description=description)
+    create_table_artifact(eval_table(result), key=f"{key}-table", description=description)
+    line = verdict_line(result)
+    print(f"{line} ({path})")
+    blocker = environment_blocker(result, plan.workspace)
+    if blocker:
+        return verdict_state(result, BLOCKED, f"{result.contract_id} is blocked by its environment: {blocker}"[:1000])
+    return verdict_state(result, None if result.overall_result == "pass" else CONTRACT_FAILED, line[:1000])

@@ -17,10 +17,22 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 from prefect.events import emit_event
+from prefect.runtime import flow_run
+from prefect.states import State
 
 from sprintflow.evaluate.result import load_eval
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
+from sprintflow.runs import (
+    BLOCKED,
+    NEEDS_REWORK,
+    ends_in_error_states,
+    eval_links_markdown,
+    failed_names,
+    joined,
+    run_flow,
+    verdict_state,
+)
 from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
@@ -105,9 +117,9 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
             if tester:
                 more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
                 blocking, notes = blocking + more_blocking, notes + more_notes
-            result = evaluate_flow(str(workspace), str(path), executor=executor, iteration=iteration,
-                                   blocking_issues=blocking, notes=notes, usage=generator_usage(entry, engine),
-                                   config=project.to_dict())
+            result = run_flow(evaluate_flow, str(workspace), str(path), executor=executor, iteration=iteration,
+                              blocking_issues=blocking, notes=notes, usage=generator_usage(entry, engine),
+                              config=project.to_dict())
             blocker = environment_blocker(result, workspace)
             if blocker:
                 return blocker
@@ -130,10 +142,15 @@ def _emit(contract: SprintContract, outcome: str) -> None:
 
 
 @flow(name="sprint", log_prints=True)
+@ends_in_error_states
 def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None = None,
                 executor: str | None = None, max_iterations: int | None = None,
-                retry_rework: bool = False) -> dict[str, str]:
+                retry_rework: bool = False) -> State[dict[str, str]]:
     """Run every contract that is not completed, in dependency order.
+
+    The run ends Completed when every contract completed, ``NeedsRework`` when any
+    ran out of iterations, else ``Blocked`` when any could not run (see
+    :mod:`sprintflow.runs`); each state carries the outcomes (``run_flow`` returns them).
 
     Args:
         workspace: the project the generator works on.
@@ -146,7 +163,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         retry_rework: also run contracts that ended needs-rework before (from their next iteration).
 
     Returns:
-        contractId -> completed | needs-rework | blocked.
+        A state carrying contractId -> completed | needs-rework | blocked.
     """
     root = Path(workspace).resolve()
     with workspace_lock(root):
@@ -169,9 +186,28 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
             # In a sync flow the artifact call returns its id (its type also admits the async variant).
             update_progress_artifact(progress, progress=100.0 * done / len(order))  # type: ignore[arg-type]
         release_pin(root)
-    create_markdown_artifact(_summary_markdown(loaded, outcomes), key="sprint-summary",
-                             description="Outcome of every contract in the last sprint run")
-    return outcomes
+    verdict, failed_as = sprint_verdict(outcomes)
+    print(verdict)
+    create_markdown_artifact(_summary_markdown(loaded, outcomes, verdict), key="sprint-summary",
+                             description=verdict[:250])
+    return verdict_state(outcomes, failed_as, verdict)
+
+
+def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, str | None]:
+    """The sprint's verdict line and the name of its Failed state (None: every contract completed).
+
+    Example:
+        >>> sprint_verdict({"c-1": "needs-rework", "c-2": "blocked"})
+        ('NEEDS-REWORK c-1; blocked: c-2', 'NeedsRework')
+        >>> sprint_verdict({"c-1": "completed"})
+        ('COMPLETED c-1', None)
+    """
+    rework, blocked = failed_names(outcomes, "needs-rework"), failed_names(outcomes, "blocked")
+    if rework:
+        return f"NEEDS-REWORK {joined(rework)}" + (f"; blocked: {joined(blocked)}" if blocked else ""), NEEDS_REWORK
+    if blocked:
+        return f"BLOCKED {joined(blocked)}", BLOCKED
+    return f"COMPLETED {joined(outcomes) or 'no contract to run'}", None
 
 
 def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectConfig, generator: str,
@@ -195,9 +231,9 @@ def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectC
     return status.value
 
 
-def _summary_markdown(loaded: dict, outcomes: dict[str, str]) -> str:
-    lines = ["| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
+def _summary_markdown(loaded: dict, outcomes: dict[str, str], verdict: str) -> str:
+    lines = [f"# {verdict}", "", "| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
     for cid, outcome in outcomes.items():
         contract = loaded[cid][1]
         lines.append(f"| {cid} | {outcome} | {len(contract.iteration_history)} | {contract.last_eval_id or ''} |")
-    return "# Sprint run\n\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + eval_links_markdown(flow_run.id)

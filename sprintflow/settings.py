@@ -1,9 +1,11 @@
 """Process-wide settings from the environment, and where the Prefect API is.
 
-A CLI command that paid Prefect's ephemeral server start-up (~10 s) on every
-call would be too slow at a terminal, so: an explicit ``PREFECT_API_URL`` wins;
-else a server answering on the default local address is used; else Prefect
-starts a temporary one, and we say how to avoid that next time.
+A CLI command that paid Prefect's temporary server start-up (10-30 s) on every
+call would be too slow at a terminal, so a flow-running command picks its
+server in this order: ``PREFECT_API_URL`` (environment or active Prefect
+profile); the background server sprintflow started in ``PREFECT_HOME``; a
+server answering on ``http://127.0.0.1:4200``; else it starts the background
+server, which later commands reuse (:mod:`sprintflow.server`).
 """
 
 from __future__ import annotations
@@ -72,19 +74,21 @@ def prefect_api_configured() -> bool:
 
 
 def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
-    """Point Prefect at a running server when there is one; returns a description of the choice.
+    """Point Prefect at a server, starting the background one when none is configured or running;
+    returns the server's API URL (or where it is configured).
 
-    Must run before Prefect reads its settings (i.e. before flows run).
+    Call it after the command's input was checked: a bad input should start nothing.
     """
+    from sprintflow.server import background_server, ensure_background_server, use_api
+
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     configured = os.environ.get("PREFECT_API_URL")
     if configured:
-        return f"Prefect server {configured}"
+        return configured
     if prefect_api_configured():
-        return "Prefect server of the active profile"
-    if _answers(LOCAL_API_URL):
-        os.environ["PREFECT_API_URL"] = LOCAL_API_URL
-        return f"Prefect server {LOCAL_API_URL}"
-    announce("note: no Prefect server configured or running locally: starting a temporary one "
-             "(~10 s). Run `sprintflow server` in another terminal to skip this next time.")
-    return "temporary Prefect server"
+        return "the active Prefect profile's PREFECT_API_URL"
+    running = background_server()
+    if running is None and _answers(LOCAL_API_URL):
+        use_api(LOCAL_API_URL)
+        return LOCAL_API_URL
+    return ensure_background_server(announce=announce).api_url

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sprintflow.errors import InfrastructureError
+from sprintflow.runs import VERDICT_STATES
 
 __all__ = ["retry_on_infrastructure"]
 
@@ -16,6 +17,8 @@ def retry_on_infrastructure(task, task_run, state) -> bool:
         >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
         ... def call_engine() -> None: ...
     """
+    if state.name in VERDICT_STATES:
+        return False  # a strategy that failed is a verdict, never retried
     try:
         state.result(raise_on_failure=True)
     except InfrastructureError:

@@ -19,7 +19,7 @@ import click
 
 from sprintflow.errors import SprintflowError
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "exit_with_verdict", "main", "print_error"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "exit_with_verdict", "main", "print_error", "run_flow_here"]
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -37,7 +37,38 @@ COMMANDS = {
     "report": "sprintflow.cli.report:report",
     "serve": "sprintflow.cli.serve:serve",
     "server": "sprintflow.cli.server:server",
+    "worker": "sprintflow.cli.worker:worker",
 }
+
+
+# flow name -> "module:attribute" of the flows a command runs in this process.
+FLOWS = {
+    "evaluate": "sprintflow.flows.evaluate:evaluate_flow",
+    "sprint": "sprintflow.flows.sprint:sprint_flow",
+}
+
+
+def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Run one of sprintflow's flows in this process against a Prefect server; returns what it judged.
+
+    The server is the configured one, else a reusable background server
+    (:func:`sprintflow.settings.ensure_prefect_api`); the run's URL is printed on
+    stderr. Call it after every check of the command's input: a bad input
+    should cost no server.
+    """
+    from sprintflow.settings import ensure_prefect_api
+
+    ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
+    module, attribute = FLOWS[name].split(":")
+    flow = getattr(importlib.import_module(module), attribute)
+    from sprintflow.runs import flow_run_url, state_value, without_heartbeats
+
+    with without_heartbeats():
+        state = flow(*args, return_state=True, **kwargs)
+    url = flow_run_url(state.state_details.flow_run_id)
+    if url:
+        click.echo(f"sprintflow: flow run {url} ({state.name})", err=True)
+    return state_value(state)
 
 
 def exit_with_verdict(passed: bool) -> NoReturn:

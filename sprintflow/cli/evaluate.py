@@ -14,7 +14,8 @@ FORMATS = ("text", "json", "github", "junit")
 @click.command()
 @click.argument("workspace", type=click.Path(path_type=Path))
 @click.option("--contract", "contract", required=True, type=click.Path(path_type=Path),
-              help="SprintContract JSON file to evaluate against.")
+              help="SprintContract JSON file to evaluate against: absolute, or relative to WORKSPACE "
+                   "(else to the current folder).")
 @click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
               help="Where commands run: auto = Docker when an engine answers, else local (with a warning). "
                    "Default: the config's executor.kind (auto).")
@@ -29,15 +30,18 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     """Evaluate WORKSPACE against a contract: every strategy, every criterion, one EvalResult.
 
     The EvalResult is written to WORKSPACE/.sprintflow/evals/<evalId>.json and shown
-    on the Prefect flow run as a markdown summary and a table.
+    on the Prefect flow run as a markdown summary and a table; the run's URL is
+    printed on stderr. Without a configured Prefect server the first command starts
+    one in the background, and later ones reuse it (see `sprintflow server --help`).
 
     Exit codes: 0 pass, 1 fail, 2 usage, config or input error, 3 no verdict (e.g. no Docker engine).
     """
     from sprintflow.evaluate.executors import resolve_executor
     from sprintflow.evaluate.plan import load_inputs
-    from sprintflow.settings import ensure_prefect_api
+    from sprintflow.inputs import resolve_input
 
     # Bad input and a missing Docker engine are refused before a flow run (and a server) starts.
+    contract = resolve_input(workspace, contract, "contract")
     _, project, _ = load_inputs(workspace, contract)
     runner = resolve_executor(executor, project.executor)
     # So are a runtime the project declares and we cannot provide, and the sandbox's progress: the
@@ -45,11 +49,10 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     from sprintflow.sandbox.prepare import with_project_sandbox
 
     with_project_sandbox(runner, workspace, progress=lambda line: click.echo(line, err=True))
-    ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
-    from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.cli import run_flow_here
 
-    result = evaluate_flow(str(workspace), str(contract), executor=executor, use_cache=not no_cache,
-                           iteration=iteration)
+    result = run_flow_here("evaluate", str(workspace), str(contract), executor=executor,
+                           use_cache=not no_cache, iteration=iteration)
     _print(result, "json" if as_json else fmt)
     exit_with_verdict(result.overall_result == "pass")
 

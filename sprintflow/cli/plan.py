@@ -29,8 +29,8 @@ __all__ = ["plan"]
 @click.option("--json", "as_json", is_flag=True, help="Print the written spec and contracts as one JSON object.")
 @click.option("--flow/--no-flow", "use_flow", default=None,
               help="Run as a Prefect flow (each engine call a task, a plan artifact). Default: only when "
-                   "PREFECT_API_URL names a server; without one Prefect first starts a temporary "
-                   "server, which costs ~10 s.")
+                   "PREFECT_API_URL names a server; without one, the first flow starts sprintflow's "
+                   "background server (~10 s; later commands reuse it).")
 def plan(request: str, workspace: Path, engine: str | None, max_attempts: int, timeout: float | None,
          force: bool, as_json: bool, use_flow: bool | None) -> None:
     """Plan REQUEST into a PlanSpec and a chain of SprintContracts for WORKSPACE.

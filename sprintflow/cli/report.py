@@ -26,8 +26,8 @@ __all__ = ["report"]
 @click.option("--flow/--no-flow", "use_flow", default=None,
               help="Run as the Prefect 'report' flow, which also publishes every table as a Prefect "
                    "artifact with a stable key (report-<table>, report-summary). Default: only when "
-                   "a Prefect server is configured (PREFECT_API_URL), because without one Prefect "
-                   "starts a temporary server first (~10 s).")
+                   "a Prefect server is configured (PREFECT_API_URL), because without one the first "
+                   "flow starts sprintflow's background server (~10 s; later commands reuse it).")
 @click.option("--key-prefix", default="report", show_default=True,
               help="Artifact key prefix for --flow (lowercase letters, digits, dashes).")
 def report(workspace: Path, out: Path | None, since: str | None, use_flow: bool | None,

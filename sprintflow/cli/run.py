@@ -12,7 +12,8 @@ from sprintflow.cli import exit_with_verdict
 @click.command()
 @click.argument("workspace", type=click.Path(path_type=Path), default=".")
 @click.option("--contracts", type=click.Path(path_type=Path), default=None,
-              help="Folder of contracts (default: WORKSPACE/.sprintflow/contracts).")
+              help="Folder of contracts: absolute, or relative to WORKSPACE (else to the current folder). "
+                   "Default: WORKSPACE/.sprintflow/contracts.")
 @click.option("--engine", default=None, help="Generator engine command or preset (claude, codex, aider …); "
               "else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, engines.generator.")
 @click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
@@ -36,19 +37,23 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
     Exit codes: 0 every contract completed, 1 any needs rework or is blocked, 2 errors.
     """
     from sprintflow.config import load_project_config
+    from sprintflow.evaluate.executors import resolve_executor
+    from sprintflow.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
-    from sprintflow.settings import ensure_prefect_api
     from sprintflow.sprint.contracts import load_contracts
     from sprintflow.sprint.engines import resolve_engine
 
-    project = load_project_config(workspace)  # refuse bad input before any flow run starts
+    # Refuse bad input and a missing Docker engine before any server or flow run starts.
+    project = load_project_config(workspace)
+    if contracts is not None:
+        contracts = resolve_input(workspace, contracts, "contracts folder")
     load_contracts(contracts or WorkspaceLayout(workspace).contracts_dir)
     resolve_engine("generator", explicit=engine, config=project.engines)
-    ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
-    from sprintflow.flows.sprint import sprint_flow
+    resolve_executor(executor, project.executor)
+    from sprintflow.cli import run_flow_here
 
-    outcomes = sprint_flow(str(workspace), str(contracts) if contracts else None, engine=engine,
-                           executor=executor, max_iterations=max_iterations, retry_rework=retry_rework)
+    outcomes = run_flow_here("sprint", str(workspace), str(contracts) if contracts else None, engine=engine,
+                             executor=executor, max_iterations=max_iterations, retry_rework=retry_rework)
     for contract_id, outcome in outcomes.items():
         click.echo(f"{outcome:<13} {contract_id}")
     exit_with_verdict(all(o == "completed" for o in outcomes.values()))

@@ -47,7 +47,8 @@ __all__ = ["score"]
 @click.option("--flow/--no-flow", "use_flow", default=None,
               help="Run as a Prefect flow (batch tasks, retries of infrastructure errors, a table "
                    "artifact). Default: only when a Prefect server is configured (PREFECT_API_URL), "
-                   "because without one Prefect starts a temporary server first (~10 s).")
+                   "because without one the first flow starts sprintflow's background server (~10 s; "
+                   "later commands reuse it).")
 @click.option("--save/--no-save", default=True, show_default=True,
               help="Persist the report under .sprintflow/scores/SKILL/ and append "
                    ".sprintflow/history/scores.ndjson.")

@@ -34,9 +34,11 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     """Serve every deployment of deployments/prefect.yaml from this process, until Ctrl-C.
 
     Schedules fire and manual runs (Prefect UI, `prefect deployment run`) start
-    here; relative paths in their parameters resolve against the folder serve
-    was started in. Uses the configured or local Prefect server (`sprintflow server`).
-    PREFECT_RUNNER_POLL_FREQUENCY (default 10 s) is how often it looks for runs.
+    here; a relative workspace resolves against the folder serve was started in,
+    and a relative contract against the workspace. Uses the configured Prefect server,
+    else the background one (started if needed: its deployments stay when serve
+    exits); the first line it prints says which. PREFECT_RUNNER_POLL_FREQUENCY
+    (default 10 s) is how often it looks for runs.
     """
     from sprintflow.serving import load_prefect_yaml
     from sprintflow.settings import ensure_prefect_api
@@ -50,11 +52,12 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     else:
         automations_file = None
     config = load_prefect_yaml(prefect_file)
-    where = ensure_prefect_api(announce=lambda text: click.echo(text, err=True))
+    ensure_prefect_api(announce=lambda text: click.echo(text, err=True))
     # Runs resolve relative paths against where serve was started, as a worker's pull step does.
     os.environ.setdefault("SPRINTFLOW_ROOT", os.getcwd())
 
     from prefect import serve as prefect_serve
+    from prefect.settings import get_current_settings
 
     from sprintflow.server import ensure_docker_host_limit
     from sprintflow.serving import apply_automations, claim_names, runner_deployments
@@ -68,7 +71,9 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     if automations_file:
         automations = apply_automations(automations_file)
     name, slots = ensure_docker_host_limit(docker_slots)
-    click.echo(f"sprintflow: serving {', '.join(d.name for d in deployments)} against {where}; "
+    settings = get_current_settings()
+    click.echo(f"sprintflow: serving {', '.join(d.name for d in deployments)} on {settings.api.url} "
+               f"(UI {settings.ui_url}); runs start in {os.environ['SPRINTFLOW_ROOT']}; "
                f"limit {name} = {slots} container(s); automations: {', '.join(automations) or 'none'}",
                err=True)
     prefect_serve(*deployments, limit=limit, print_starting_message=False)

@@ -2,28 +2,53 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import sys
+from types import FrameType
 
 import click
 
-from sprintflow.server import ensure_docker_host_limit, start_server, stop_server, wait_for_server
+from sprintflow.server import (
+    DEFAULT_PORT,
+    background_server,
+    check_port,
+    ensure_background_server,
+    ensure_docker_host_limit,
+    prefect_home,
+    start_server,
+    stop_background_server,
+    stop_server,
+    use_api,
+    wait_for_server,
+)
 
 __all__ = ["server"]
 
 
 @click.group(invoke_without_command=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=int, default=4200, show_default=True)
+@click.option("--port", type=int, default=DEFAULT_PORT, show_default=True)
 @click.option("--database-url", envvar="PREFECT_API_DATABASE_CONNECTION_URL", default=None,
               help="SQLAlchemy URL of the database. Default: SQLite in PREFECT_HOME (one machine). "
                    "Shared servers: postgresql+asyncpg://user:pass@host:5432/prefect.")
 @click.option("--docker-slots", type=click.IntRange(min=1), default=None,
               help="Containers at once on this Docker host (global concurrency limit). "
                    "Default: keep the existing limit, or the CPU count for a new one.")
+@click.option("--background", is_flag=True,
+              help="Start (or reuse) the background server every flow-running command uses when no "
+                   "server is configured, then return. Listens on 127.0.0.1, port 4200 when free.")
 @click.pass_context
-def server(ctx: click.Context, host: str, port: int, database_url: str | None, docker_slots: int | None) -> None:
+def server(ctx: click.Context, host: str, port: int, database_url: str | None, docker_slots: int | None,
+           background: bool) -> None:
     """Start a local Prefect server (UI and API) and create sprintflow's concurrency limit.
+
+    In the foreground (the default) it runs until Ctrl-C or SIGTERM, which stop it
+    with every process it started. A busy port is an error before anything starts.
+
+    Without a configured server (PREFECT_API_URL), `evaluate`, `run` and `serve` start a
+    reusable server in the background on their first call; its record and log are in
+    PREFECT_HOME (sprintflow-server.json, sprintflow-server.log). `sprintflow server status`
+    shows it and `sprintflow server stop` ends it.
 
     \b
     Settings that matter (environment):
@@ -34,17 +59,52 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
     """
     if ctx.invoked_subcommand is not None:
         return
+    if background:
+        running = ensure_background_server(announce=lambda text: click.echo(text, err=True))
+        if docker_slots:
+            ensure_docker_host_limit(docker_slots)
+        click.echo(f"{running.api_url}")
+        return
+    check_port(host, port)  # before any line that could read as success
     extra = {"PREFECT_API_DATABASE_CONNECTION_URL": database_url} if database_url else {}
     process, api_url = start_server(host, port, extra)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops it as Ctrl-C does
     try:
         wait_for_server(api_url, process=process)
-        os.environ["PREFECT_API_URL"] = api_url
+        use_api(api_url)
         name, slots = ensure_docker_host_limit(docker_slots)
         click.echo(f"sprintflow: Prefect server at {api_url} (UI http://{host}:{port}); "
                    f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
         sys.exit(process.wait())
+    except KeyboardInterrupt:
+        sys.exit(130)
     finally:
         stop_server(process)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@server.command()
+def stop() -> None:
+    """Stop the background server of PREFECT_HOME (only the one sprintflow started, by its pid)."""
+    stopped = stop_background_server()
+    if stopped is None:
+        click.echo(f"sprintflow: no background server runs for {prefect_home()}", err=True)
+        return
+    click.echo(f"sprintflow: stopped the background server {stopped.ui_url} (pid {stopped.pid})", err=True)
+
+
+@server.command()
+def status() -> None:
+    """Show the background server of PREFECT_HOME: its URL, pid and log (exit 1 when none runs)."""
+    running = background_server()
+    if running is None:
+        click.echo(f"no background server runs for {prefect_home()}")
+        sys.exit(1)
+    click.echo(f"{running.api_url} (UI {running.ui_url}) pid {running.pid}, log {running.log}")
 
 
 @server.command()

@@ -1,4 +1,9 @@
-"""Strategy results reused across evaluations of identical content and config."""
+"""Strategy and custom-criterion results reused across evaluations of identical content and config.
+
+A custom criterion's command is judged like a strategy's: on the same content, with
+the same command, executor and build below it, it answers the same. Both kinds live
+in ``.sprintflow/cache/strategies/`` under different keys.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,11 @@ from pydantic import ValidationError
 
 from sprintflow.io.files import atomic_write_text, remove_owned
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.schemas import StrategyConfig, StrategyResult, StrategyType
+from sprintflow.schemas import CriterionResult, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
 
 from .plan import EvaluationPlan
 
-__all__ = ["cached_outputs", "cached_result", "store_cached_result"]
+__all__ = ["cached_criterion", "cached_outputs", "cached_result", "store_cached_criterion", "store_cached_result"]
 
 
 def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
@@ -60,6 +65,34 @@ def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: 
         remove_owned(kept)
         shutil.copytree(outputs, kept, symlinks=True, ignore=_whiteouts)
     atomic_write_text(_cache_file(plan, strategy), result.to_json())
+
+
+def _criterion_file(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float) -> Path:
+    material = json.dumps({
+        "workspace": plan.content_hash,
+        "criterion": criterion.criterion_id,
+        "command": criterion.custom_command,
+        "executor": plan.executor.describe(),
+        "timeout": timeout,
+        "below": [_cache_key(plan, s) for s in plan.strategies if s.type is StrategyType.build],
+    }, sort_keys=True)
+    return WorkspaceLayout(plan.workspace).strategy_cache_file(hashlib.sha256(material.encode()).hexdigest())
+
+
+def cached_criterion(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float) -> CriterionResult | None:
+    """The verdict of the same custom criterion on identical content, if one was stored (evidence says so)."""
+    try:
+        result = CriterionResult.model_validate_json(
+            _criterion_file(plan, criterion, timeout).read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None
+    return result.model_copy(update={"evidence": f"{result.evidence} (cached: reused from an identical run)"})
+
+
+def store_cached_criterion(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float,
+                           result: CriterionResult) -> None:
+    """Keep a custom criterion's verdict for reuse (the caller keeps timeouts and could-not-run out)."""
+    atomic_write_text(_criterion_file(plan, criterion, timeout), result.to_json())
 
 
 def cached_outputs(plan: EvaluationPlan, strategy: StrategyConfig) -> Path:

@@ -8,7 +8,8 @@ from xml.etree import ElementTree as ET
 
 from sprintflow.schemas import Category, EvalResult, GeneratorFeedback, Outcome, Priority, Score
 
-__all__ = ["annotation_level", "artifact_key", "eval_markdown", "eval_table", "github_annotations", "junit_xml"]
+__all__ = ["annotation_level", "artifact_description", "artifact_key", "eval_markdown", "eval_table",
+           "format_seconds", "github_annotations", "junit_xml", "verdict_line"]
 
 _MARK = {Outcome.passed: "✅ pass", Outcome.failed: "❌ fail", Outcome.skipped: "⏭ skipped"}
 
@@ -16,6 +17,45 @@ _MARK = {Outcome.passed: "✅ pass", Outcome.failed: "❌ fail", Outcome.skipped
 def artifact_key(contract_id: str) -> str:
     """Prefect artifact keys allow lowercase letters, digits and dashes only."""
     return "eval-" + re.sub(r"[^a-z0-9-]+", "-", contract_id.lower()).strip("-")
+
+
+def verdict_line(result: EvalResult) -> str:
+    """The one line that says how an evaluation ended: PASS or FAIL first, then the contract.
+
+    Example:
+        >>> verdict_line(_EMPTY)
+        'PASS x (iteration 1): '
+    """
+    return f"{result.overall_result.upper()} {result.contract_id} (iteration {result.iteration}): {result.summary}"
+
+
+def artifact_description(result: EvalResult) -> str:
+    """An artifact's description: the verdict and contract lead, so a card preview cut short still shows them.
+
+    Example:
+        >>> artifact_description(_EMPTY)
+        '**PASS** · x · iteration 1 · 0/0 required criteria'
+    """
+    s = result.score
+    return (f"**{result.overall_result.upper()}** · {result.contract_id} · iteration {result.iteration} · "
+            f"{s.required_passed}/{s.required_total} required criteria")
+
+
+def format_seconds(milliseconds: int | None) -> str:
+    """A duration for people: ``850 ms``, ``12.3 s``, ``2 min 05 s``; empty when unknown.
+
+    Example:
+        >>> [format_seconds(v) for v in (None, 850, 12_345, 125_000)]
+        ['', '850 ms', '12.3 s', '2 min 05 s']
+    """
+    if milliseconds is None:
+        return ""
+    if milliseconds < 1000:
+        return f"{milliseconds} ms"
+    if milliseconds < 60_000:
+        return f"{milliseconds / 1000:.1f} s"
+    minutes, seconds = divmod(round(milliseconds / 1000), 60)
+    return f"{minutes} min {seconds:02d} s"
 
 
 def _cell(text: str | None, limit: int = 160) -> str:
@@ -39,8 +79,7 @@ def eval_markdown(result: EvalResult) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in result.strategy_results:
-        took = f"{r.duration_ms / 1000:.1f} s" if r.duration_ms is not None else ""
-        took += " (cached)" if r.cached else ""
+        took = format_seconds(r.duration_ms) + (" (cached)" if r.cached else "")
         lines.append(f"| {r.strategy} | {'yes' if r.required else 'no'} | {_MARK[r.result]} | "
                      f"{'' if r.error_count is None else r.error_count} | {took} | {_cell(r.details)} |")
     lines += ["", "## Criteria", "| criterion | required | result | evidence |", "|---|---|---|---|"]
@@ -59,15 +98,24 @@ def eval_markdown(result: EvalResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def eval_table(result: EvalResult) -> list[dict[str, object]]:
-    """One row per strategy and criterion, for a Prefect table artifact."""
-    rows: list[dict[str, object]] = [
-        {"kind": "strategy", "name": r.strategy, "required": r.required, "result": r.result.value,
-         "errors": r.error_count, "duration_ms": r.duration_ms, "cached": r.cached}
-        for r in result.strategy_results
-    ]
-    rows += [{"kind": "criterion", "name": c.criterion_id, "required": c.required, "result": c.result.value,
-              "errors": None, "duration_ms": None, "cached": None} for c in result.criteria_results]
+def eval_table(result: EvalResult) -> list[dict[str, str]]:
+    """One row per strategy and criterion, for a Prefect table artifact: text made for reading.
+
+    Times read ``12.3 s``, counts are whole numbers, a reused result says ``cached``
+    and empty cells stay empty (the UI would print ``null``).
+
+    Example:
+        >>> eval_table(_EMPTY)
+        []
+    """
+    rows = [{"kind": "strategy", "name": r.strategy, "required": "yes" if r.required else "no",
+             "result": _MARK[r.result], "errors": "" if r.error_count is None else f"{r.error_count:,}",
+             "time": format_seconds(r.duration_ms), "cached": "cached" if r.cached else "",
+             "details": _cell(r.details, 120)}
+            for r in result.strategy_results]
+    rows += [{"kind": "criterion", "name": c.criterion_id, "required": "yes" if c.required else "no",
+              "result": _MARK[c.result], "errors": "", "time": "", "cached": "", "details": _cell(c.evidence, 120)}
+             for c in result.criteria_results]
     return rows
 
 

@@ -18,7 +18,7 @@ from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.bugs import sync_bugs
 from sprintflow.testing.testrun import record_test_run
 
-from .cache import cached_outputs, cached_result, store_cached_result
+from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
 from .criteria import judge_by_command, judge_manual, manual_prompt, skipped_manual
 from .executors import CommandSpec
 from .plan import EvaluationPlan
@@ -106,14 +106,24 @@ def _criterion(plan: EvaluationPlan, criterion_id: str) -> SuccessCriterion:
     return next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
 
 
-def custom_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:
-    """A custom criterion: its customCommand in the executor; exit 0 passes."""
+def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bool = False) -> CriterionResult:
+    """A custom criterion: its customCommand in the executor; exit 0 passes.
+
+    With ``use_cache`` a verdict on identical content and command is reused; a
+    command that timed out or could not start is never stored.
+    """
     criterion = _criterion(plan, criterion_id)
     command = criterion.custom_command or ""
-    spec = CommandSpec(command=command, timeout=plan.project.executor.default_timeout)
+    timeout = plan.project.executor.default_timeout
+    if use_cache and (hit := cached_criterion(plan, criterion, timeout)) is not None:
+        return hit
+    spec = CommandSpec(command=command, timeout=timeout)
     with plan.evaluation_view.layer(f"criterion-{criterion_id}", below=plan.below()) as root:
         outcome: CommandResult = plan.executor.run(root, spec)
-    return judge_by_command(criterion, command, outcome)
+    result = judge_by_command(criterion, command, outcome)
+    if outcome.exit_code is not None and not outcome.timed_out and outcome.error is None:
+        store_cached_criterion(plan, criterion, timeout, result)
+    return result
 
 
 def manual_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:

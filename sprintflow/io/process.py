@@ -26,7 +26,7 @@ from typing import IO
 from .secrets import mask_secrets, strategy_env
 
 __all__ = ["CappedBuffer", "Child", "CommandResult", "Containment", "containment_unavailable", "kill_group",
-           "run_command", "spawn", "stop_process"]
+           "run_command", "spawn", "stop_group", "stop_process"]
 
 KILL_GRACE_S = 2.0
 
@@ -335,19 +335,28 @@ Child = subprocess.Popen[bytes]
 
 
 def spawn(argv: list[str], *, env: Mapping[str, str], stdout: IO[bytes] | int | None = None,
-          stderr: IO[bytes] | int | None = None) -> Child:
+          stderr: IO[bytes] | int | None = None, detach: bool = False) -> Child:
     """Start a long-running child (a server) that outlives this call; stop it with :func:`stop_process`.
+
+    ``detach`` starts it in a session and process group of its own: a terminal's
+    Ctrl-C does not reach it, it may outlive this process (a background server),
+    and stopping it stops everything it started.
 
     Example:
         >>> child = spawn(["sleep", "30"], env={"PATH": "/usr/bin:/bin"})
         >>> stop_process(child, timeout=5)
         -2
     """
-    return subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+    return subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                            start_new_session=detach)
 
 
 def stop_process(process: Child, timeout: float = 20) -> int:
-    """Stop a child this process started: SIGINT (a clean shutdown), then SIGKILL; returns its exit status."""
+    """Stop a child this process started: SIGINT (a clean shutdown), then SIGKILL; returns its exit status.
+
+    A detached child's whole process group is stopped with it.
+    """
+    detached = _leads_group(process.pid)
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
@@ -355,4 +364,26 @@ def stop_process(process: Child, timeout: float = 20) -> int:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+    if detached:
+        kill_group(process.pid)  # whatever it started and left behind
     return process.returncode
+
+
+def _leads_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
+
+
+def stop_group(pgid: int, sig: int = signal.SIGINT, timeout: float = 20) -> None:
+    """Stop a process group that is not our child (a background server started by another command):
+    ``sig`` first (SIGINT lets a server close its database), then SIGKILL whatever is left after ``timeout``."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _group_alive(pgid):
+        time.sleep(0.1)
+    kill_group(pgid)

@@ -99,12 +99,13 @@ def expand_engine(command: str) -> str:
 
 
 def resolve_engine(role: str, explicit: str | None = None, config: Any = None,
-                   environ: Mapping[str, str] | None = None) -> str:
+                   environ: Mapping[str, str] | None = None, flag: str = "--engine") -> str:
     """The command line ``role`` runs, by precedence: flag, role env, global env, config.
 
     ``config`` is the project's ``EngineConfig`` (or a mapping of role to command);
     a role the model does not name, such as ``scorer``, may still be set there as
-    an extra key.
+    an extra key. ``flag`` is how the caller's user gives ``explicit`` (the CLI's
+    ``--engine``, a deployment form's field), named in the error.
 
     Raises:
         ConfigError: no source names an engine for ``role``.
@@ -117,7 +118,7 @@ def resolve_engine(role: str, explicit: str | None = None, config: Any = None,
         raise ValueError(f"invalid engine role {role!r}")
     env = os.environ if environ is None else environ
     candidates = [
-        ("--engine", explicit),
+        (flag, explicit),
         (f"SPRINTFLOW_{role.upper()}_ENGINE", env.get(f"SPRINTFLOW_{role.upper()}_ENGINE")),
         ("SPRINTFLOW_ENGINE", env.get("SPRINTFLOW_ENGINE")),
         (f"engines.{role}", _config_engine(config, role)),
@@ -128,8 +129,9 @@ def resolve_engine(role: str, explicit: str | None = None, config: Any = None,
         if not value.strip():
             raise ConfigError(f"{source} is set but empty: it must name an engine command or preset")
         return expand_engine(value)
+    give = f"pass {flag} CMD" if flag.startswith("--") else f"fill in {flag}"
     raise ConfigError(
-        f"no engine for the {role}: pass --engine CMD, set SPRINTFLOW_{role.upper()}_ENGINE or "
+        f"no engine for the {role}: {give}, set SPRINTFLOW_{role.upper()}_ENGINE or "
         f"SPRINTFLOW_ENGINE, or set engines.{role} in sprintflow.toml "
         f"(presets: {', '.join(sorted(ENGINE_PRESETS))})")
 

@@ -64,7 +64,16 @@ def test_evaluate_form_offers_the_executor_choices(config):
     assert fields["executor"]["anyOf"][0]["enum"] == ["auto", "docker", "local"]
     assert fields["executor"]["default"] is None  # None: the workspace config's executor.kind
     assert fields["task_runner"]["anyOf"][0]["enum"] == ["threads", "dask"]
-    assert schema["definitions"]["EvaluateParams"]["required"] == ["contract"]
+    assert schema["definitions"]["EvaluateParams"]["required"] == ["workspace", "contract"]
+
+
+def test_a_field_without_a_working_default_is_required_in_the_form(config):
+    """The form's defaults must run: the workspace has none ('.' was the serve process's own folder)."""
+    for spec in config["deployments"]:
+        schema = parameter_schema(_flow(spec).fn).model_dump()
+        model = schema["definitions"][schema["properties"]["params"]["$ref"].rsplit("/", 1)[-1]]
+        assert "workspace" in model["required"], spec["name"]
+        assert "default" not in model["properties"]["workspace"]
 
 
 def test_serve_builds_runner_deployments_with_schedules(config, monkeypatch):

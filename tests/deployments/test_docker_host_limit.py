@@ -30,14 +30,15 @@ def test_limit_names_follow_docker_host():
 
 def _evaluate_two_strategies(tmp_path, name: str) -> list[tuple[float, float]]:
     from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.runs import run_flow
 
     workspace = make_workspace(tmp_path / name)
     (workspace / "state.txt").write_text("2")
     (workspace / "sprintflow.toml").write_text("".join(
         f'[[evaluator.strategies]]\ntype = "{kind}"\ncommand = "{STAMPED.format(name=kind)}"\ntimeout = 60\n'
         for kind in ("build", "lint")))
-    result = evaluate_flow(str(workspace), str(workspace / ".sprintflow/contracts/sprint-spec-tiny-1.json"),
-                           executor="docker", use_cache=False)
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / ".sprintflow/contracts/sprint-spec-tiny-1.json"),
+                      executor="docker", use_cache=False)
     stamps = [s.output.split() for s in result.strategy_results if s.strategy in ("build", "lint")]
     return sorted((float(start), float(end)) for start, end in stamps)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import venv
 
 import pytest
@@ -49,13 +50,16 @@ def test_the_wheel_carries_the_deployment_files(installed, tmp_path):
 
 def test_an_installed_wheel_serves_and_runs_a_deployment(installed, server_env, use_server, tmp_path):
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.deployments import run_deployment
     from prefect.exceptions import ObjectNotFound
 
     workspace = make_workspace(tmp_path / "ws")
     log = (tmp_path / "serve.log").open("wb")
     serve = subprocess.Popen([f"{installed}/bin/sprintflow", "serve", "--only", "nightly-evaluate"],
-                             env={**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, cwd=tmp_path,
+                             env={**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+                                  "PREFECT_LOGGING_LEVEL": "INFO"},  # the verdict line is INFO
+                             cwd=tmp_path,
                              stdout=log, stderr=subprocess.STDOUT)
 
     def served(client):
@@ -74,7 +78,19 @@ def test_an_installed_wheel_serves_and_runs_a_deployment(installed, server_env, 
                 "executor": "local"}})
             run = wait_until(lambda: (r := client.read_flow_run(run.id)).state.type.value in FINAL and r, 120,
                              "the evaluation to finish")
-        assert run.state.type.value == "COMPLETED", (tmp_path / "serve.log").read_text()[-3000:]
+
+            def logs() -> str:
+                return "\n".join(entry.message for entry in client.read_logs(log_filter=LogFilter(
+                    flow_run_id=LogFilterFlowRunId(any_=[run.id]))))
+
+            wait_until(lambda: "Finished in state ContractFailed" in logs(), 60, "the run's last logs")
+            time.sleep(3)  # anything the run's process logs after its state (it would be a traceback)
+            text = logs()
+        # The tiny workspace has no state.txt yet: its contract fails, and the run says so.
+        assert (run.state.type.value, run.state.name) == ("FAILED", "ContractFailed"), \
+            (tmp_path / "serve.log").read_text()[-3000:]
+        assert "FAIL sprint-spec-tiny-1 (iteration 1): " in text
+        assert "Traceback" not in text and "Engine execution exited" not in text  # a verdict, not a crash
         # Relative to where serve started; the EvalResult is written in the workspace.
         assert (workspace / ".sprintflow" / "evals" / "eval-sprint-spec-tiny-1-1.json").is_file()
     finally:

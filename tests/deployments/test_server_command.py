@@ -5,16 +5,21 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from sprintflow.server import wait_for_server
 
-from .conftest import free_port
+from .conftest import ROOT, free_port
+
+sys.path.insert(0, str(ROOT))
+from tests.fixtures.sprint.make_workspace import make_workspace  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -56,3 +61,112 @@ def test_limits_subcommand_sets_the_slots(server_env):
                           text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "docker-host-tcp-10-1-2-3-2376: 5"
+
+
+def _sprintflow(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sprintflow", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_busy_port_is_a_clear_error_before_any_success_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home")}
+        run = _sprintflow("server", "--port", str(port), env=env, timeout=60)
+    assert run.returncode == 3, run.stderr
+    assert run.stderr == f"error: port {port} on 127.0.0.1 is in use by another process: choose another with --port\n"
+    assert not (tmp_path / "home").exists()  # nothing started
+
+
+def test_sigterm_stops_the_whole_server(tmp_path):
+    port = free_port()
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home")}
+    env.pop("PREFECT_API_URL", None)
+    process = subprocess.Popen([sys.executable, "-m", "sprintflow", "server", "--port", str(port)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_server(f"http://127.0.0.1:{port}/api", timeout=120, process=process)
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert children  # the Prefect server runs in a child process
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert not any(_alive(int(pid)) for pid in children)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1)
+
+
+@pytest.fixture
+def background_home(tmp_path):
+    """A PREFECT_HOME of its own and a free port: the background server started there is stopped afterwards."""
+    from sprintflow.server import stop_background_server
+
+    home = tmp_path / "home"
+    env = {**os.environ, "PREFECT_HOME": str(home), "SPRINTFLOW_SERVER_PORT": str(free_port()),
+           "PREFECT_LOGGING_LEVEL": "WARNING"}
+    env.pop("PREFECT_API_URL", None)
+    try:
+        yield home, env
+    finally:
+        stop_background_server(home)
+
+
+def test_the_first_command_starts_a_background_server_later_ones_reuse_it_and_stop_ends_it(
+        background_home, tmp_path):
+    home, env = background_home
+    port = env["SPRINTFLOW_SERVER_PORT"]
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace / "state.txt").write_text("2")
+    contract = ".sprintflow/contracts/sprint-spec-tiny-1.json"  # relative to the workspace
+
+    first = _sprintflow("evaluate", str(workspace), "--contract", contract, "--executor", "local", env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert f"started a Prefect server in the background: http://127.0.0.1:{port} (log {home}/" in first.stderr
+    record = json.loads((home / "sprintflow-server.json").read_text())
+    assert record["api_url"] == f"http://127.0.0.1:{port}/api" and _alive(record["pid"])
+    assert (home / "sprintflow-server.log").is_file()
+
+    again = _sprintflow("evaluate", str(workspace), "--contract", contract, "--executor", "local", env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "started a Prefect server" not in again.stderr  # reused
+    assert f"sprintflow: flow run http://127.0.0.1:{port}/runs/flow-run/" in again.stderr
+    assert json.loads((home / "sprintflow-server.json").read_text())["pid"] == record["pid"]
+
+    status = _sprintflow("server", "status", env=env)
+    assert status.returncode == 0 and f"pid {record['pid']}" in status.stdout
+    stop = _sprintflow("server", "stop", env=env)
+    assert stop.returncode == 0 and f"stopped the background server http://127.0.0.1:{port}" in stop.stderr
+    assert not _alive(record["pid"]) and not (home / "sprintflow-server.json").exists()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{record['api_url']}/health", timeout=1)
+
+
+def test_a_stale_record_is_replaced_and_stop_never_touches_a_process_it_did_not_start(background_home):
+    home, env = background_home
+    home.mkdir()
+    stranger = subprocess.Popen(["sleep", "60"])  # alive, with a pid a stale record could name
+    try:
+        record = {"pid": stranger.pid, "started": 1, "port": 1, "api_url": "http://127.0.0.1:1/api",
+                  "log": str(home / "sprintflow-server.log")}
+        (home / "sprintflow-server.json").write_text(json.dumps(record))
+        stop = _sprintflow("server", "stop", env=env)
+        assert stop.returncode == 0 and "no background server runs" in stop.stderr
+        assert stranger.poll() is None  # another process's pid: left alone
+        assert not (home / "sprintflow-server.json").exists()
+        (home / "sprintflow-server.json").write_text("{not json")
+        assert _sprintflow("server", "status", env=env).returncode == 1
+    finally:
+        stranger.kill()
+        stranger.wait()

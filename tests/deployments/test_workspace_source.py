@@ -36,7 +36,7 @@ def origin(tmp_path) -> Path:
 
 def test_clones_the_branch_then_follows_it_keeping_results(origin, tmp_path, monkeypatch):
     monkeypatch.setenv(CHECKOUTS_ENV, str(tmp_path / "checkouts"))
-    source = deployed.WorkspaceSource(git_url=f"file://{origin}", git_branch="feature")
+    source = deployed.WorkspaceSource(workspace=".", git_url=f"file://{origin}", git_branch="feature")
     first = deployed.checkout.fn(source.git_url, source.git_branch)
     assert Path(first, "app.txt").read_text() == "v1\n"
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=Path(first)).strip() == "feature"

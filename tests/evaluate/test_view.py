@@ -44,6 +44,7 @@ def test_layers_see_the_workspace_and_keep_what_they_write(tmp_path):
 
 def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is_unchanged(prefect_harness, tmp_path):
     from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.runs import run_flow
 
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)
@@ -62,7 +63,7 @@ def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is
                             {"criterionId": "sc-1-2", "description": "Lint is clean.", "verificationMethod": "lint",
                              "required": True}]}))
     before = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
-    result = evaluate_flow(str(workspace), str(contract), executor="local", use_cache=False)
+    result = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False)
     lint = next(s for s in result.strategy_results if s.strategy == "lint")
     assert lint.result.value == "fail" and "modified sources while checking them: src/app.py" in lint.details
     after = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}

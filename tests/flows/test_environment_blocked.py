@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
 CHEATER = Path(__file__).resolve().parents[1] / "redteam" / "cheater.py"
@@ -19,7 +20,7 @@ def test_a_missing_tool_blocks_the_contract_and_the_iteration_is_judged_again_la
     config.write_text(working.replace('command = "python3 -m pytest', 'command = "pytest-not-installed'))
     engine = f"{sys.executable} {CHEATER} honest"
 
-    outcomes = sprint_flow(str(workspace), engine=engine)
+    outcomes = run_flow(sprint_flow, str(workspace), engine=engine)
     contract = json.loads((workspace / ".sprintflow/contracts" / f"{CONTRACT_ID}.json").read_text())
     assert outcomes[CONTRACT_ID] == "blocked"
     assert contract["status"] == "in-progress" and contract["iterationHistory"] == []
@@ -30,7 +31,7 @@ def test_a_missing_tool_blocks_the_contract_and_the_iteration_is_judged_again_la
     config.write_text(working)  # the environment is fixed
     journal = workspace / ".sprintflow/runs/sprint" / CONTRACT_ID / "iteration-1.json"
     generated = journal.stat().st_mtime_ns
-    outcomes = sprint_flow(str(workspace), engine=engine)
+    outcomes = run_flow(sprint_flow, str(workspace), engine=engine)
     assert outcomes[CONTRACT_ID] == "completed"
     assert journal.stat().st_mtime_ns == generated  # the generator step was not run again
     contract = json.loads((workspace / ".sprintflow/contracts" / f"{CONTRACT_ID}.json").read_text())

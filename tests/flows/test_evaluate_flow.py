@@ -11,6 +11,7 @@ import docker
 import pytest
 
 from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 from sprintflow.schemas.validation import validate_data
 
@@ -23,7 +24,7 @@ def _contract(workspace):
 
 
 def _evaluate(workspace, executor, **kwargs) -> EvalResult:
-    return evaluate_flow(str(workspace), _contract(workspace), executor=executor, **kwargs)
+    return run_flow(evaluate_flow, str(workspace), _contract(workspace), executor=executor, **kwargs)
 
 
 def _assert_written_and_valid(workspace, result: EvalResult):

@@ -10,6 +10,7 @@ import pytest
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.history.dataset import EVALS, read_table
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.runs import run_flow
 
 CONTRACT = {
     "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
@@ -40,7 +41,8 @@ def test_fail_then_pass_is_flaky(prefect_harness, tmp_path, flaky_fails):
     command = f"if [ -e {flag} ]; then exit 0; fi; touch {flag}; exit 1"
     extra = "[evaluator]\\nflakyFails = true" if flaky_fails else ""
     workspace = _workspace(tmp_path / "ws", command, extra.replace("\\n", "\n"))
-    result = evaluate_flow(str(workspace), str(workspace / "contract.json"), executor="local", use_cache=False)
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
+                      use_cache=False)
     unit = _unit(result)
     assert unit.flaky and "failed, then passed when run again" in unit.details
     assert (unit.result.value, result.overall_result) == (("fail", "fail") if flaky_fails else ("pass", "pass"))
@@ -50,5 +52,6 @@ def test_fail_then_pass_is_flaky(prefect_harness, tmp_path, flaky_fails):
 
 def test_a_check_that_fails_every_time_is_broken_not_flaky(prefect_harness, tmp_path):
     workspace = _workspace(tmp_path / "ws", "exit 1")
-    result = evaluate_flow(str(workspace), str(workspace / "contract.json"), executor="local", use_cache=False)
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
+                      use_cache=False)
     assert _unit(result).result.value == "fail" and not _unit(result).flaky

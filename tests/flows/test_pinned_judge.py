@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
@@ -19,7 +20,7 @@ def test_a_config_the_contract_lets_the_generator_change_still_judges_by_the_pin
     data = json.loads(contract.read_text())
     data["estimatedFiles"].append("sprintflow.toml")  # so the guard keeps the edit, for a reviewer
     contract.write_text(json.dumps(data))
-    outcomes = sprint_flow(str(workspace), engine=f"{sys.executable} {CHEATER} config_commands")
+    outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} config_commands")
     evaluation = workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json"
     result = EvalResult.model_validate_json(evaluation.read_text())
     assert outcomes[CONTRACT_ID] == "needs-rework"
@@ -38,5 +39,5 @@ def test_a_killed_sprint_resumes_with_its_pin(prefect_harness, tmp_path):
     pin_judge(workspace)  # as a sprint killed after it started leaves it
     (workspace / "sprintflow.toml").write_text(
         (workspace / "sprintflow.toml").read_text().replace("--junitxml", "--co --junitxml"))
-    outcomes = sprint_flow(str(workspace), engine=f"{sys.executable} {CHEATER} honest")
+    outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} honest")
     assert outcomes[CONTRACT_ID] == "completed"  # judged by the pinned commands, which run the tests

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult, SprintContract
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
 
@@ -40,7 +41,7 @@ def test_demo_sprint_fails_then_passes_and_runs_the_dependent_contract(prefect_h
     from prepare import prepare
 
     workspace = prepare(tmp_path / "todo-api")
-    outcomes = sprint_flow(str(workspace), engine=DEMO_ENGINE, executor="local")
+    outcomes = run_flow(sprint_flow, str(workspace), engine=DEMO_ENGINE, executor="local")
     assert outcomes == {"sprint-spec-20260115-todo-api-1": "completed", "sprint-spec-20260115-todo-api-2": "completed"}
     first = json.loads((workspace / ".sprintflow/contracts/sprint-spec-20260115-todo-api-1.json").read_text())
     assert [h["result"] for h in first["iterationHistory"]] == ["fail", "pass"]
@@ -62,18 +63,18 @@ def test_demo_sprint_fails_then_passes_and_runs_the_dependent_contract(prefect_h
 
 
 def test_a_contract_out_of_iterations_needs_rework_and_blocks_its_dependents(prefect_harness, tiny):
-    outcomes = sprint_flow(str(tiny), engine=f"python3 {ENGINE}", executor="local", max_iterations=1)
+    outcomes = run_flow(sprint_flow, str(tiny), engine=f"python3 {ENGINE}", executor="local", max_iterations=1)
     assert outcomes == {"sprint-spec-tiny-1": "needs-rework", "sprint-spec-tiny-2": "blocked"}
     assert _contract(tiny, 1).status.value == "needs-rework"
     assert _contract(tiny, 2).status.value == "proposed"
-    again = sprint_flow(str(tiny), engine=f"python3 {ENGINE}", executor="local", max_iterations=2,
+    again = run_flow(sprint_flow, str(tiny), engine=f"python3 {ENGINE}", executor="local", max_iterations=2,
                         retry_rework=True)
     assert again == {"sprint-spec-tiny-1": "completed", "sprint-spec-tiny-2": "completed"}
 
 
 def test_tampering_with_protected_files_is_restored_and_fails_the_iteration(prefect_harness, tiny):
     held_out = (tiny / "evals/held_out.txt").read_text()
-    outcomes = sprint_flow(str(tiny), engine=f"python3 {ENGINE} tamper", executor="local", max_iterations=2)
+    outcomes = run_flow(sprint_flow, str(tiny), engine=f"python3 {ENGINE} tamper", executor="local", max_iterations=2)
     assert outcomes["sprint-spec-tiny-1"] == "needs-rework"
     assert (tiny / "evals/held_out.txt").read_text() == held_out
     assert _contract(tiny, 1).contract_id == "sprint-spec-tiny-1"
@@ -92,7 +93,7 @@ def test_tampering_with_protected_files_is_restored_and_fails_the_iteration(pref
 def test_a_failing_generator_is_a_failed_step_with_its_output_kept(prefect_harness, tiny, engine, reason):
     with (tiny / "sprintflow.toml").open("a") as handle:
         handle.write("\n[engines]\ntimeout = 2\n")
-    outcomes = sprint_flow(str(tiny), engine=engine, executor="local", max_iterations=1)
+    outcomes = run_flow(sprint_flow, str(tiny), engine=engine, executor="local", max_iterations=1)
     assert outcomes["sprint-spec-tiny-1"] == "needs-rework"
     journal = json.loads((tiny / ".sprintflow/runs/sprint/sprint-spec-tiny-1/iteration-1.json").read_text())
     assert not journal["ok"] and reason in journal["reason"]
@@ -162,7 +163,7 @@ def test_each_iteration_is_committed_on_its_branch_and_unexpected_files_are_note
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
     with (tiny / "sprintflow.toml").open("a") as handle:
         handle.write('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n')
-    outcomes = sprint_flow(str(tiny), engine=f"python3 {ENGINE} extra", executor="local")
+    outcomes = run_flow(sprint_flow, str(tiny), engine=f"python3 {ENGINE} extra", executor="local")
     assert outcomes["sprint-spec-tiny-1"] == "completed"
     log = subprocess.run([*git, "log", "--format=%s", "sprintflow/sprint-spec-tiny-1"], capture_output=True,
                          text=True, check=True).stdout.splitlines()

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 from tests.fixtures.sprint.make_workspace import ENGINE, TESTER, make_workspace
 
@@ -46,7 +47,7 @@ def test_the_tester_resumes_retries_and_guards_its_tests_from_the_generator(pref
                  "sprint-spec-tiny-2-1 ]; then rm -rf tests/sprintflow/*; "
                  "echo 'def test_ok(): pass' > tests/sprintflow/test_sprint_spec_tiny_1.py; fi")
 
-    outcomes = sprint_flow(str(tiny), engine=weakening, executor="local", max_iterations=3)
+    outcomes = run_flow(sprint_flow, str(tiny), engine=weakening, executor="local", max_iterations=3)
 
     assert outcomes == {"sprint-spec-tiny-1": "completed", "sprint-spec-tiny-2": "completed"}
     first, second = _journal(tiny, "sprint-spec-tiny-1", 1), _journal(tiny, "sprint-spec-tiny-1", 2)

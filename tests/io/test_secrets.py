@@ -8,6 +8,7 @@ import pytest
 from prefect.client.orchestration import get_client
 
 from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.runs import run_flow
 from sprintflow.io import secrets
 from sprintflow.io.secrets import looks_secret, mask_data, mask_secrets, strategy_env
 
@@ -93,7 +94,8 @@ def test_a_real_evaluation_stores_and_publishes_no_credential(prefect_harness, t
         '[[evaluator.strategies]]\ntype = "build"\ncommand = "env; cat config.py"\n\n'
         '[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "env; echo postgres://u:$SENTRY_DSN@x; exit 1"\n')
     (workspace / "contract.json").write_text(json.dumps(CONTRACT))
-    result = evaluate_flow(str(workspace), str(workspace / "contract.json"), executor="local", use_cache=False)
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
+                      use_cache=False)
 
     build = next(s for s in result.strategy_results if s.strategy == "build")
     assert "PATH=" in build.output and "DATABASE_URL" not in build.output and "STRIPE_SK" not in build.output

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 
 from .victims import CONTRACT_ID, python_victim, ts_victim
@@ -68,7 +69,7 @@ def _victim(kind: str, root: Path) -> Path:
 
 
 def _sprint(workspace: Path, cheat: str, executor: str = "local") -> tuple[str, EvalResult]:
-    outcomes = sprint_flow(str(workspace), engine=f"{sys.executable} {CHEATER} {cheat}", executor=executor)
+    outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} {cheat}", executor=executor)
     result = EvalResult.model_validate_json(
         (workspace / ".sprintflow" / "evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
     return outcomes[CONTRACT_ID], result

@@ -1,0 +1,160 @@
+"""CLI benchmarks: how fast `sprintflow evaluate` answers at a terminal, end to end, from one run.
+
+Each command runs as a person would run it (a fresh `sprintflow` process), with no
+PREFECT_API_URL: the first starts the reusable background server, the others reuse it.
+Goals (printed beside each measurement, not asserted):
+
+1. a cached `sprintflow evaluate`                 <= 2 s
+2. an uncached one                                 <= the longest strategy + 1.5 s
+3. an input error (a missing contract)            <= 1 s
+4. `--executor docker` with no Docker engine       (an error before any server starts)
+
+Then where a cached command's time goes: starting Python and importing Prefect and
+sprintflow, one flow run with and without Prefect's flow-run heartbeat, and the rest.
+
+Run: python benchmarks/cli.py [--example python-api] [--repeat 3]
+The background server runs in a temporary PREFECT_HOME and is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _sprintflow(args: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "sprintflow", *args], env=env, capture_output=True, text=True,
+                         check=False)
+    return time.perf_counter() - started, run
+
+
+def _median(args: list[str], env: dict[str, str], repeat: int, expect: int) -> float:
+    times = []
+    for _ in range(repeat):
+        seconds, run = _sprintflow(args, env)
+        if run.returncode != expect:
+            raise SystemExit(f"sprintflow {' '.join(args)} exited {run.returncode}:\n{run.stderr[-3000:]}")
+        times.append(seconds)
+    return statistics.median(times)
+
+
+def _python_seconds(code: str, env: dict[str, str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+FLOW_RUN_COST = """
+import statistics, sys, time
+from prefect import flow
+from sprintflow.runs import without_heartbeats
+
+@flow
+def empty() -> int:
+    return 1
+
+def timed() -> float:
+    started = time.perf_counter(); empty(); return time.perf_counter() - started
+
+timed()  # the first run in a process also sets up the client
+with_heartbeat = statistics.median(timed() for _ in range(5))
+with without_heartbeats():
+    without = statistics.median(timed() for _ in range(5))
+print(f"{with_heartbeat:.3f} {without:.3f}")
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--example", default="python-api")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    from sprintflow.evaluate.plan import load_inputs
+    from sprintflow.evaluate.strategies import strategy_for
+    from sprintflow.io.process import run_command
+    from sprintflow.schemas import StrategyType
+    from sprintflow.server import stop_background_server
+    from tests.conftest import copy_example
+
+    work = Path(tempfile.mkdtemp(prefix="sprintflow-cli-bench-"))
+    home = work / "prefect-home"
+    env = {**os.environ, "PREFECT_HOME": str(home), "SPRINTFLOW_SERVER_PORT": str(_free_port()),
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
+    env.pop("PREFECT_API_URL", None)
+    workspace = copy_example(args.example, work)
+    contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
+    evaluate = ["evaluate", str(workspace), "--contract", contract, "--executor", "local"]
+    try:
+        _, project, strategies = load_inputs(workspace, contract)
+        raw = {s.name: run_command(strategy_for(s, project).command() or "true", cwd=workspace,
+                                   timeout=600).duration_s
+               for s in strategies if s.type is not StrategyType.api_check}
+        longest_name, longest = max(raw.items(), key=lambda item: item[1])
+
+        first, run = _sprintflow([*evaluate, "--no-cache"], env)
+        if run.returncode != 0:
+            raise SystemExit(f"the first evaluation exited {run.returncode}:\n{run.stderr[-3000:]}")
+        uncached = _median([*evaluate, "--no-cache"], env, args.repeat, 0)
+        _sprintflow(evaluate, env)  # fills the cache
+        cached = _median(evaluate, env, args.repeat, 0)
+        bad_input = _median(["evaluate", str(workspace), "--contract", str(work / "missing.json")], env,
+                            args.repeat, 2)
+        no_docker = _median([*evaluate[:-1], "docker"], {**env, "DOCKER_HOST": "unix:///nonexistent.sock"},
+                            args.repeat, 3)
+        imports = _python_seconds("import sprintflow.cli.evaluate, sprintflow.flows.evaluate", env, args.repeat)
+        bare = _python_seconds("pass", env, args.repeat)
+        costs = subprocess.run([sys.executable, "-c", FLOW_RUN_COST], check=True, capture_output=True, text=True,
+                               env={**env, "PREFECT_API_URL": (home / "sprintflow-server.json").exists()
+                                    and _api_url(home) or ""}).stdout.split()
+        with_heartbeat, without_heartbeat = (float(value) for value in costs)
+    finally:
+        stop_background_server(home)
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"example: {args.example}; median of {args.repeat} fresh `sprintflow` processes each; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"   longest raw strategy ({longest_name})      {longest:6.2f} s")
+    print(f"0. first command (starts the background server) {first:6.2f} s")
+    print(f"1. cached evaluate                  {cached:6.2f} s   / goal 2 s          = {cached / 2:5.2f}")
+    print(f"2. uncached evaluate                {uncached:6.2f} s   / goal longest+1.5 = "
+          f"{uncached / (longest + 1.5):5.2f}   (overhead {uncached - longest:.2f} s over the longest)")
+    print(f"3. input error (missing contract)   {bad_input:6.2f} s   / goal 1 s          = {bad_input:5.2f}")
+    print(f"4. --executor docker, no engine     {no_docker:6.2f} s   (exit 3 before any server)")
+    print("where a cached command's time goes:")
+    print(f"   python start                     {bare:6.2f} s")
+    print(f"   + import Prefect and sprintflow  {imports - bare:6.2f} s")
+    print(f"   one empty flow run, heartbeat on {with_heartbeat:6.2f} s   off {without_heartbeat:.2f} s "
+          f"(sprintflow's CLI runs flows with it off)")
+    print(f"   the rest: the evaluation and exit {cached - imports:6.2f} s")
+
+
+def _api_url(home: Path) -> str:
+    import json
+
+    return str(json.loads((home / "sprintflow-server.json").read_text())["api_url"])
+
+
+if __name__ == "__main__":
+    main()

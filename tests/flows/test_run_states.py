@@ -1,0 +1,105 @@
+"""The state of a flow run tells its verdict, read back from the (real, local) Prefect server of the session."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sprintflow.errors import DocumentError
+from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.flows.sprint import sprint_flow
+from sprintflow.runs import run_flow, without_heartbeats
+from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
+
+CONTRACT = ".sprintflow/contracts/sprint-spec-tiny-1.json"
+
+
+def _server_run(state):
+    """The flow run as the server has it, with its task runs (their states arrive as events: wait for them)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    run_id = state.state_details.flow_run_id
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(run_id)
+        deadline = time.monotonic() + 30
+        while True:
+            tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])))
+            if all(t.state and t.state.is_final() for t in tasks) or time.monotonic() > deadline:
+                return run, {t.name: t.state for t in tasks}
+            time.sleep(0.5)
+
+
+def _evaluate(workspace: Path, **kwargs):
+    with without_heartbeats():
+        return evaluate_flow(str(workspace), str(workspace / CONTRACT), executor="local", return_state=True,
+                             **kwargs)
+
+
+def test_a_failed_contract_ends_failed_as_contract_failed_and_its_failing_tasks_fail(prefect_harness, tmp_path):
+    workspace = make_workspace(tmp_path / "ws")  # no state.txt: the build and the custom criterion fail
+    run, tasks = _server_run(_evaluate(workspace))
+    assert (run.state.type.value, run.state.name) == ("FAILED", "ContractFailed")
+    assert run.state.message.startswith("FAIL sprint-spec-tiny-1 (iteration 1): ")
+    assert (tasks["build"].type.value, tasks["build"].name) == ("FAILED", "StrategyFailed")
+    assert (tasks["custom-sc-1-2"].type.value, tasks["custom-sc-1-2"].name) == ("FAILED", "CriterionFailed")
+    # The verdict is the run's value, not an error: Python callers get the EvalResult back.
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / CONTRACT), executor="local", iteration=2)
+    assert result.overall_result == "fail"
+
+
+def test_a_passed_contract_ends_completed_with_its_verdict_line(prefect_harness, tmp_path):
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace / "state.txt").write_text("2")
+    run, tasks = _server_run(_evaluate(workspace))
+    assert (run.state.type.value, run.state.name) == ("COMPLETED", "Completed")
+    assert run.state.message.startswith("PASS sprint-spec-tiny-1 (iteration 1): ")
+    assert {state.name for state in tasks.values()} == {"Completed"}
+
+
+def test_bad_input_ends_invalid_input_in_one_line_and_the_caller_gets_the_error(prefect_harness, tmp_path):
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace / CONTRACT).write_text("{")
+    state = _evaluate(workspace)
+    run, _ = _server_run(state)
+    assert (run.state.type.value, run.state.name) == ("FAILED", "InvalidInput")
+    assert len(run.state.message.splitlines()) == 1 and "invalid JSON" in run.state.message
+    with pytest.raises(DocumentError):
+        run_flow(evaluate_flow, str(workspace), str(workspace / CONTRACT), executor="local")
+
+
+def test_a_sprint_out_of_iterations_ends_needs_rework_and_its_failing_iteration_failed(prefect_harness, tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+
+    workspace = make_workspace(tmp_path / "ws")
+    with without_heartbeats():
+        state = sprint_flow(str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
+                            max_iterations=1, return_state=True)
+    run, _ = _server_run(state)
+    assert (run.state.type.value, run.state.name) == ("FAILED", "NeedsRework")
+    assert run.state.message == "NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2"
+    with get_client(sync_client=True) as client:
+        [iteration] = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run.id])))
+    assert (iteration.state.type.value, iteration.state.name) == ("FAILED", "ContractFailed")
+    assert run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
+                    max_iterations=2, retry_rework=True) == {"sprint-spec-tiny-1": "completed",
+                                                             "sprint-spec-tiny-2": "completed"}
+
+
+def test_a_contract_its_environment_blocks_ends_blocked_not_failed_by_its_code(prefect_harness, tmp_path):
+    from tests.redteam.victims import python_victim
+
+    workspace = python_victim(tmp_path / "ws")
+    config = workspace / "sprintflow.toml"
+    config.write_text(config.read_text().replace('command = "python3 -m pytest', 'command = "pytest-not-installed'))
+    cheater = Path(__file__).resolve().parents[1] / "redteam" / "cheater.py"
+    with without_heartbeats():
+        state = sprint_flow(str(workspace), engine=f"{sys.executable} {cheater} honest", return_state=True)
+    run, _ = _server_run(state)
+    assert (run.state.type.value, run.state.name) == ("FAILED", "Blocked")
+    assert run.state.message.startswith("BLOCKED ")
