@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import os
 import tomllib
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["LOCAL_API_URL", "Settings", "ensure_prefect_api", "get_settings", "prefect_api_configured"]
+from sprintflow.errors import InfrastructureError
+
+__all__ = ["LOCAL_API_URL", "Settings", "configured_api_url", "ensure_prefect_api", "get_settings",
+           "prefect_api_configured"]
 
 LOCAL_API_URL = "http://127.0.0.1:4200/api"
 
@@ -40,11 +44,22 @@ def get_settings() -> Settings:
     return Settings()
 
 
-def _answers(url: str) -> bool:
+def _answers(url: str, timeout: float = 0.5) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=0.5) as response:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout) as response:
             return response.status == 200
     except OSError:
+        return False
+
+
+def _reachable(url: str, timeout: float = 5) -> bool:
+    """Anything answering HTTP at ``url`` (a server that wants a key answers 401: it is there)."""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, ValueError):
         return False
 
 
@@ -60,8 +75,13 @@ def prefect_api_configured() -> bool:
         True
         >>> del os.environ["PREFECT_API_URL"]
     """
+    return configured_api_url() is not None
+
+
+def configured_api_url() -> str | None:
+    """``PREFECT_API_URL`` from the environment, else from the active Prefect profile, else None."""
     if os.environ.get("PREFECT_API_URL"):
-        return True
+        return os.environ["PREFECT_API_URL"]
     home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
     profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
     try:
@@ -70,7 +90,8 @@ def prefect_api_configured() -> bool:
         return False
     active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
     profile = (data.get("profiles") or {}).get(active) or {}
-    return bool(profile.get("PREFECT_API_URL"))
+    url = profile.get("PREFECT_API_URL") if isinstance(profile, dict) else None
+    return url if isinstance(url, str) and url else None
 
 
 def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
@@ -78,15 +99,20 @@ def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
     returns the server's API URL (or where it is configured).
 
     Call it after the command's input was checked: a bad input should start nothing.
+
+    Raises:
+        InfrastructureError: the configured server does not answer.
     """
     from sprintflow.server import background_server, ensure_background_server, use_api
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    configured = os.environ.get("PREFECT_API_URL")
+    configured = configured_api_url()
     if configured:
+        if not _reachable(configured):
+            where = "PREFECT_API_URL" if os.environ.get("PREFECT_API_URL") else "the active Prefect profile"
+            raise InfrastructureError(f"the Prefect server at {configured} ({where}) does not answer: start it, "
+                                      "or unset PREFECT_API_URL to let sprintflow start its own")
         return configured
-    if prefect_api_configured():
-        return "the active Prefect profile's PREFECT_API_URL"
     running = background_server()
     if running is None and _answers(LOCAL_API_URL):
         use_api(LOCAL_API_URL)

@@ -57,6 +57,17 @@ def test_an_unreachable_docker_engine_is_no_verdict_exit_3_before_any_server_sta
     assert not (workspace / ".sprintflow" / "evals").exists()
 
 
+def test_a_configured_server_that_does_not_answer_is_exit_3_in_one_line(workspace_factory):
+    workspace = workspace_factory("python-api")
+    contract = next((workspace / ".sprintflow" / "contracts").glob("*.json"))
+    run = sprintflow("evaluate", str(workspace), "--contract", str(contract), "--executor", "local",
+                     PREFECT_API_URL="http://127.0.0.1:9/api")
+    assert run.returncode == 3, run.stderr
+    assert run.stderr.splitlines() == ["error: the Prefect server at http://127.0.0.1:9/api (PREFECT_API_URL) does "
+                                       "not answer: start it, or unset PREFECT_API_URL to let sprintflow start its own"]
+    assert not (workspace / ".sprintflow" / "evals").exists()
+
+
 def test_a_crashed_test_run_is_no_verdict_exit_3(tmp_path):
     report = tmp_path / "vitest.json"
     report.write_text(json.dumps({"testResults": []}))
