@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
@@ -29,7 +29,9 @@ from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval,
 from sprintflow.evaluate.strategies import STRATEGIES
 from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
+from sprintflow.io.files import store_or_note
 from sprintflow.io.hashing import file_hashes
+from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
 from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, task_value, verdict_state
 from sprintflow.sandbox.prepare import with_project_sandbox
@@ -154,17 +156,27 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool
 
 def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started: float,
             usage: dict[str, Any] | None) -> State[EvalResult]:
-    """Write the EvalResult and its history rows; show it on the flow run; end in the verdict's state."""
-    path = write_eval_result(plan.workspace, result)
-    record_evaluation(plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind,
-                      image=runner.image, run_id=str(flow_run.id) if flow_run.id else None,
-                      duration_ms=round((time.monotonic() - started) * 1000), **(usage or {}))
+    """Write the EvalResult and its history rows; show it on the flow run; end in the verdict's state.
+
+    A disk that refuses a write loses that write, never the verdict: what was not
+    stored is named, and the state and exit code are still the verdict's.
+    """
+    layout = WorkspaceLayout(plan.workspace)
+    unstored: list[str] = []
+    path = store_or_note(f"the EvalResult {layout.eval_file(result.eval_id)}",
+                         lambda: write_eval_result(plan.workspace, result), unstored)
+    store_or_note(f"its history rows in {layout.history_dir}", lambda: record_evaluation(
+        plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind, image=runner.image,
+        run_id=str(flow_run.id) if flow_run.id else None,
+        duration_ms=round((time.monotonic() - started) * 1000), **(usage or {})), unstored)
+    for item in unstored:
+        get_run_logger().warning(f"not stored: {item}")
     key = artifact_key(result.contract_id)
     description = artifact_description(result)
     create_markdown_artifact(eval_markdown(result), key=key, description=description)
     create_table_artifact(eval_table(result), key=f"{key}-table", description=description)
     line = verdict_line(result)
-    print(f"{line} ({path})")
+    print(f"{line} ({path or 'not stored'})")
     blocker = environment_blocker(result, plan.workspace)
     if blocker:
         return verdict_state(result, BLOCKED, f"{result.contract_id} is blocked by its environment: {blocker}"[:1000])

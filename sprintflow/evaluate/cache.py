@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import stat
@@ -23,6 +24,8 @@ from sprintflow.schemas import CriterionResult, StrategyConfig, StrategyResult, 
 from .plan import EvaluationPlan
 
 __all__ = ["cached_criterion", "cached_outputs", "cached_result", "store_cached_criterion", "store_cached_result"]
+
+logger = logging.getLogger("sprintflow.cache")
 
 
 def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
@@ -60,11 +63,16 @@ def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: 
     if result.exit_code is None or "did not finish within" in result.details:
         return
     outputs = plan.evaluation_view.outputs(plan.layer_of(strategy))
-    if strategy.type is StrategyType.build and outputs is not None and outputs.is_dir():
-        kept = cached_outputs(plan, strategy)
-        remove_owned(kept)
-        shutil.copytree(outputs, kept, symlinks=True, ignore=_whiteouts)
-    atomic_write_text(_cache_file(plan, strategy), result.to_json())
+    kept = cached_outputs(plan, strategy)
+    try:
+        if strategy.type is StrategyType.build and outputs is not None and outputs.is_dir():
+            remove_owned(kept)
+            shutil.copytree(outputs, kept, symlinks=True, ignore=_whiteouts)
+        atomic_write_text(_cache_file(plan, strategy), result.to_json())
+    except OSError as exc:  # a full disk: the next evaluation runs it again
+        _not_cached(strategy.name, exc)
+        _remove_quietly(kept)  # no result without its outputs, nor outputs without their result
+        _remove_quietly(_cache_file(plan, strategy))
 
 
 def _criterion_file(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float) -> Path:
@@ -92,7 +100,29 @@ def cached_criterion(plan: EvaluationPlan, criterion: SuccessCriterion, timeout:
 def store_cached_criterion(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float,
                            result: CriterionResult) -> None:
     """Keep a custom criterion's verdict for reuse (the caller keeps timeouts and could-not-run out)."""
-    atomic_write_text(_criterion_file(plan, criterion, timeout), result.to_json())
+    try:
+        atomic_write_text(_criterion_file(plan, criterion, timeout), result.to_json())
+    except OSError as exc:
+        _not_cached(criterion.criterion_id, exc)
+
+
+def _not_cached(name: str, exc: OSError) -> None:
+    # A cache only saves time: a disk that refuses it costs a re-run, never a verdict.
+    logger.warning("%s: result not cached (%s)", name, _reason(exc))
+
+
+def _reason(exc: OSError) -> str:
+    copies = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(copies, list) and copies:  # copytree's list of (source, target, why)
+        return f"{len(copies)} output files not copied: {str(copies[0][-1]).split(': ')[0]}"
+    return exc.strerror or str(exc)
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        remove_owned(path)
+    except OSError:
+        pass  # what is left is never read without its result file
 
 
 def cached_outputs(plan: EvaluationPlan, strategy: StrategyConfig) -> Path:

@@ -94,8 +94,12 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
     if judged.test_run is None:
         return judged.result
     run_id = judged.test_run.run_id
-    sync = sync_bugs(plan.workspace, judged.test_run, unit=plan.contract.contract_id, run_id=run_id)
-    record_test_run(plan.workspace, run_id, sync.test_run, judged.stdout, judged.stderr)
+    try:
+        sync = sync_bugs(plan.workspace, judged.test_run, unit=plan.contract.contract_id, run_id=run_id)
+        record_test_run(plan.workspace, run_id, sync.test_run, judged.stdout, judged.stderr)
+    except OSError as exc:  # a full disk loses the record, never the verdict
+        note = f"TestRun {run_id} and its bugs not stored: {exc.strerror or exc}."
+        return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
     fixed = [move["id"] for move in sync.bugs_transitioned if move["to"] == "fixed"]
     note = (f"TestRun {run_id} in .sprintflow/runs/{run_id}/; bugs opened {sync.bugs_opened or 'none'}, "
             f"fixed {fixed or 'none'}.")

@@ -18,14 +18,16 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from .confine import clear_way
 from .documents import loads_json
 from .layout import STATE_DIR
 
 __all__ = ["NdjsonLine", "append_ndjson", "atomic_write", "atomic_write_text", "file_lock", "fsync_dir",
-           "prepare_parent", "read_ndjson", "remove_owned"]
+           "prepare_parent", "read_ndjson", "remove_owned", "store_or_note"]
+
+T = TypeVar("T")
 
 
 def prepare_parent(path: Path) -> None:
@@ -75,6 +77,27 @@ def atomic_write(path: Path | str, write: Callable[[BinaryIO], object]) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def store_or_note(what: str, write: Callable[[], T], unstored: list[str]) -> T | None:
+    """``write()``, or None when the disk refuses it (full, read-only, over quota), with ``what`` and
+    the reason added to ``unstored``.
+
+    For what is written after a verdict: the verdict must still be shown and its
+    exit code returned, and the caller names what was lost. Our writes are atomic
+    or taken back, so a refused one leaves nothing half-written.
+
+    Example:
+        >>> unstored = []
+        >>> store_or_note("the history row", lambda: Path("/no/such/folder/row").write_text("x"), unstored)
+        >>> unstored
+        ['the history row: No such file or directory']
+    """
+    try:
+        return write()
+    except OSError as exc:
+        unstored.append(f"{what}: {exc.strerror or exc}")
+        return None
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:

@@ -57,8 +57,11 @@ def workspace_lock(workspace: Path | str) -> Iterator[None]:
             holder = path.read_text(encoding="utf-8", errors="replace").strip() or "another process"
             raise WorkspaceBusy(f"{workspace}: {holder} is working on this workspace; wait for it to finish "
                                 "(a sprint or evaluation runs alone per workspace)")
-        path.write_text(f"sprintflow (pid {os.getpid()} on {socket.gethostname()}, since "
-                        f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC)\n", encoding="utf-8")
+        try:  # who holds it, for the message above; a full disk only loses that courtesy
+            path.write_text(f"sprintflow (pid {os.getpid()} on {socket.gethostname()}, since "
+                            f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC)\n", encoding="utf-8")
+        except OSError:
+            pass
         with _guard:
             _held[key] = 1
         try:
