@@ -86,7 +86,7 @@ def child_naive(folder: str, out: str, workspace: str) -> dict:
     from sprintflow.history.sources import History
     from sprintflow.reporting.report import build_report, write_report
 
-    def work():
+    def work() -> dict:
         rows: list[dict] = []
         for path in sorted(Path(folder).glob("*.json")):
             rows += _naive_rows(json.loads(path.read_text(encoding="utf-8")))
