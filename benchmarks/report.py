@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +86,7 @@ def child_naive(folder: str, out: str, workspace: str) -> dict:
     from sprintflow.history.sources import History
     from sprintflow.reporting.report import build_report, write_report
 
-    def work():
+    def work() -> dict:
         rows: list[dict] = []
         for path in sorted(Path(folder).glob("*.json")):
             rows += _naive_rows(json.loads(path.read_text(encoding="utf-8")))
@@ -203,7 +204,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        children = {"report": child_report, "naive": child_naive}
+        # Each child takes its own arguments, as strings from the command line.
+        children: dict[str, Callable[..., dict]] = {"report": child_report, "naive": child_naive}
         print(json.dumps(children[sys.argv[2]](*sys.argv[3:])))
     else:
         main()

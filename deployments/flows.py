@@ -18,6 +18,7 @@ and ``sprintflow serve`` serves the same deployments from one process.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -243,7 +244,7 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
 
 @flow(name="report-workspace", log_prints=True)
 @ends_in_error_states
-def report_workspace(params: ReportParams) -> dict[str, Any]:
+def report_workspace(params: ReportParams) -> Mapping[str, Any]:
     """Report on a workspace's history over the last ``since_days`` days."""
     from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
 

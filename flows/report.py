@@ -9,6 +9,7 @@ history of the history.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -18,10 +19,21 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.reporting.report import Report, table_records
 from sprintflow.tasks.report import build_report_task, write_report_task
 
-__all__ = ["ARTIFACT_ROWS", "publish_artifacts", "report_flow"]
+__all__ = ["ARTIFACT_ROWS", "ReportResult", "publish_artifacts", "report_flow"]
 
 ARTIFACT_ROWS = 200
 """Rows per table artifact; the CSV and Parquet exports hold all of them."""
+
+
+class ReportResult(TypedDict):
+    """What :func:`report_flow` returns."""
+
+    summary: list[str]
+    """The summary's lines, as ``summary.txt`` holds them."""
+    files: dict[str, str]
+    """Path of each written file or folder by kind: ``html``, ``summary``, ``csv``, ``parquet``."""
+    artifacts: list[str]
+    """Keys of the published artifacts, the summary's first."""
 
 
 def publish_artifacts(report: Report, key_prefix: str = "report", html_path: str | None = None) -> list[str]:
@@ -42,7 +54,7 @@ def publish_artifacts(report: Report, key_prefix: str = "report", html_path: str
 
 @flow(name="report", log_prints=True)
 def report_flow(workspace: str = ".", out: str | None = None, since: str | None = None,
-                key_prefix: str = "report") -> dict[str, object]:
+                key_prefix: str = "report") -> ReportResult:
     """Report on the workspace's history: HTML, CSV and Parquet files, and Prefect artifacts.
 
     Args:

@@ -14,10 +14,11 @@ import time
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from prefect import flow
 from prefect.futures import PrefectFuture, as_completed
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from sprintflow.errors import InputError
@@ -48,6 +49,12 @@ def _batch_size(total_jobs: int, concurrency: int) -> int:
     return max(1, min(50, -(-total_jobs // (concurrency * 2))))
 
 
+def _threads() -> TaskRunner[PrefectFuture[Any]]:
+    # Prefect types @flow's task_runner as TaskRunner[PrefectFuture[Any]] with an invariant
+    # parameter, so no concrete runner matches it (PrefectHQ/prefect#16938).
+    return ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY)  # type: ignore[return-value]
+
+
 def _batches(jobs: Iterator[EvalCase], size: int) -> Iterator[list[EvalCase]]:
     while batch := list(islice(jobs, size)):
         yield batch
@@ -74,8 +81,10 @@ def _run_batches(runs: list[ScoreRun], concurrency: int) -> list[list[CaseResult
                 while len(in_flight) >= concurrency:
                     collect()
                 # quote(): Prefect would otherwise walk every case of every batch looking
-                # for futures (measured: 0.5 s of CPU per 1,000 cases).
-                in_flight[score_batch.submit(quote(run), quote(batch))] = (index, number)
+                # for futures (measured: 0.5 s of CPU per 1,000 cases). Prefect unwraps it
+                # before the call, but its typed task signatures do not accept one.
+                future = score_batch.submit(quote(run), quote(batch))  # type: ignore[call-overload]
+                in_flight[future] = (index, number)
         while in_flight:
             collect()
     finally:
@@ -87,7 +96,7 @@ def _run_batches(runs: list[ScoreRun], concurrency: int) -> list[list[CaseResult
             for index in range(len(runs))]
 
 
-@flow(name="score-skill", task_runner=ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY), log_prints=False)
+@flow(name="score-skill", task_runner=_threads(), log_prints=False)
 def score_flow(skill: str, root: str = ".", cases: str | None = None, prompt: str | None = None,
                engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
                persist: bool = True, epochs: int = 1) -> ScoreReport:
@@ -105,11 +114,12 @@ def score_flow(skill: str, root: str = ".", cases: str | None = None, prompt: st
     results = merge_epochs(_run_batches([run] * epochs, concurrency))
     report = build_report(run, results, started_at=started_at, duration_s=time.monotonic() - clock,
                           concurrency=concurrency, mode="flow")
-    publish_report(quote(report), str(Path(root)), persist)
+    # quote() and its ignore: as in _run_batches.
+    publish_report(quote(report), str(Path(root)), persist)  # type: ignore[call-overload]
     return report
 
 
-@flow(name="score-compare", task_runner=ThreadPoolTaskRunner(max_workers=MAX_CONCURRENCY), log_prints=False)
+@flow(name="score-compare", task_runner=_threads(), log_prints=False)
 def compare_flow(skill: str, prompt_a: str, prompt_b: str, root: str = ".", cases: str | None = None,
                  engine: str | None = None, concurrency: int = 8, timeout: float = DEFAULT_CASE_TIMEOUT,
                  persist: bool = True) -> CompareReport:
@@ -126,5 +136,6 @@ def compare_flow(skill: str, prompt_a: str, prompt_b: str, root: str = ".", case
     b = build_report(run_b, results_b, started_at=started_at, duration_s=duration, concurrency=concurrency,
                      mode="flow")
     comparison = compare_reports(a, b, timing=a.timing.model_copy(update={"cases": {}}) if a.timing else None)
-    publish_comparison(quote(comparison), quote(a), quote(b), str(Path(root)), persist)
+    # quote() and its ignore: as in _run_batches.
+    publish_comparison(quote(comparison), quote(a), quote(b), str(Path(root)), persist)  # type: ignore[call-overload]
     return comparison

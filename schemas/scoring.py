@@ -42,6 +42,12 @@ CaseId = int | str
 Stability = Literal["always-pass", "always-fail", "flaky"]
 """How a case's epochs agree: every one passed, none did, or they differ."""
 
+ScoreMode = Literal["plain", "flow"]
+"""How the cases ran: in threads (``plain``) or as Prefect tasks (``flow``)."""
+
+Verdict = Literal["a-better", "b-better", "no-significant-difference"]
+"""What the McNemar test says of two prompts."""
+
 _EPOCH_KEYS = ("epochs", "passes", "passAt1", "passAtK", "passHatK", "stability")
 
 
@@ -164,7 +170,7 @@ class ScoreTiming(Document):
     finished_at: str
     duration_s: float
     concurrency: int
-    mode: Literal["plain", "flow"] = "plain"
+    mode: ScoreMode = "plain"
     """``flow`` when the cases ran as Prefect tasks."""
     cases: dict[str, float] = Field(default_factory=dict)
     """Seconds per case id, in case order."""
@@ -250,7 +256,7 @@ class ScoreHistoryRow(Document):
     prompt_file: str
     prompt_sha256: str
     git_sha: str | None = None
-    mode: Literal["plain", "flow"] = "plain"
+    mode: ScoreMode = "plain"
     concurrency: int
     duration_s: float
     input_tokens: int | None = None
@@ -303,7 +309,7 @@ class McNemarResult(Document):
     only_b_passed: int
     p_value: float
     alpha: float = 0.05
-    verdict: Literal["a-better", "b-better", "no-significant-difference"]
+    verdict: Verdict
 
 
 class CompareReport(Document):

@@ -87,7 +87,7 @@ def configured_api_url() -> str | None:
     try:
         data = tomllib.loads(profiles.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
+        return None
     active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
     profile = (data.get("profiles") or {}).get(active) or {}
     url = profile.get("PREFECT_API_URL") if isinstance(profile, dict) else None

@@ -27,6 +27,7 @@ import os
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,7 +81,7 @@ def _contracts(rng: np.random.Generator, evaluations: int, weeks: int) -> pd.Dat
     first_pass = rng.random(n) < 0.25 + 0.40 * frac
     green = first_pass | (rng.random(n) < 0.60 + 0.30 * frac)
     iterations = np.where(first_pass, 1, np.where(green, np.minimum(2 + rng.geometric(0.5, n) - 1, 5), 5))
-    keep = min(n, np.searchsorted(np.cumsum(iterations), evaluations) + 1)
+    keep = min(n, int(np.searchsorted(np.cumsum(iterations), evaluations)) + 1)
     span = frac[:keep] / frac[keep - 1]  # the kept contracts fill the whole period
     return pd.DataFrame({
         "contract": np.arange(keep), "frac": frac[:keep], "green": green[:keep], "iterations": iterations[:keep],
@@ -237,7 +238,7 @@ def synthetic_bugs(count: int = 120, *, seed: int = 7, weeks: int = 26) -> list[
         {'open', 'transition', 'reopen'}
     """
     rng = np.random.default_rng(seed)
-    lines = []
+    lines: list[dict[str, Any]] = []  # one event's fields: text, numbers, datetimes
     for n in range(count):
         opened = START + timedelta(seconds=float(rng.uniform(0, weeks * 7 * 86400)))
         bug = {"id": f"bug-{opened:%Y%m%d-%H%M}-{n:04x}", "unit": "todo-api", "run_id": f"run-{n}",

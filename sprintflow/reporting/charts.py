@@ -9,6 +9,7 @@ any backend (Agg here, inline in a notebook) can draw them.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import pandas as pd
@@ -16,6 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType  # the rcParams names, for the type checker only
 
 __all__ = [
     "bug_activity_chart",
@@ -37,8 +41,9 @@ __all__ = [
 ]
 
 # Text stays text (small, selectable) and ids are stable, so two reports of the same data are equal.
-_STYLE = {"svg.fonttype": "none", "svg.hashsalt": "sprintflow", "font.size": 9,
-          "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3}
+_STYLE: dict[RcKeyType, Any] = {
+    "svg.fonttype": "none", "svg.hashsalt": "sprintflow", "font.size": 9,
+    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3}
 
 
 def to_svg(fig: Figure) -> str:

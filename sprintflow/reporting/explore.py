@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs among the dependencies
+import pandas as pd
 
 from sprintflow.history.sources import History
 from sprintflow.io.layout import WorkspaceLayout

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,7 @@ def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     out = Path(out)
     for key, table in report.tables.items():
         arrow = pa.Table.from_pandas(table, preserve_index=False)
-        atomic_write(out / "csv" / f"{key}.csv", lambda handle, t=arrow: pacsv.write_csv(t, handle))
+        atomic_write(out / "csv" / f"{key}.csv", partial(pacsv.write_csv, arrow))
         write_parquet(arrow, out / "parquet" / f"{key}.parquet")
     atomic_write_text(out / "summary.txt", report.summary_text())
     atomic_write_text(out / "report.html", render_html(report))

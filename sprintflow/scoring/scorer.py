@@ -59,9 +59,11 @@ from sprintflow.schemas.scoring import (
     McNemarResult,
     PromptScore,
     ScoreHistoryRow,
+    ScoreMode,
     ScoreReport,
     ScoreTiming,
     ScoreUsage,
+    Verdict,
 )
 from sprintflow.sprint.engines import engine_env, extract_json, resolve_engine, run_engine
 
@@ -285,7 +287,8 @@ def parse_case_line(raw: bytes, number: int, file: str,
                                                    f"compares ({', '.join(comparator.fields)})"))
     if problems:
         raise DocumentError(problems)
-    return EvalCase(id=case_id, input=data["input"], expected=expected, line=number)
+    # Checked above: both keys are present and usable.
+    return EvalCase(id=data["id"], input=data["input"], expected=data["expected"], line=number)
 
 
 def _case_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -646,7 +649,7 @@ def _epoch_totals(results: list[CaseResult]) -> dict[str, Any]:
 
 
 def build_report(run: ScoreRun, results: list[CaseResult], *, started_at: str, duration_s: float,
-                 concurrency: int, mode: str = "plain") -> ScoreReport:
+                 concurrency: int, mode: ScoreMode = "plain") -> ScoreReport:
     """Aggregate per-case results (in case order) into a ``ScoreReport``.
 
     ``results`` may come from :func:`merge_epochs`: the report then carries the
@@ -811,6 +814,7 @@ def compare_reports(a: ScoreReport, b: ScoreReport, *, alpha: float = 0.05,
     only_a = sum(1 for d in differences if d.a)
     only_b = len(differences) - only_a
     p_value = mcnemar_exact(only_a, only_b)
+    verdict: Verdict
     if p_value < alpha and only_b > only_a:
         verdict = "b-better"
     elif p_value < alpha and only_a > only_b:
