@@ -8,7 +8,6 @@ JSON path; only then do the pydantic models load them.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from functools import cache
 from pathlib import Path

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.config import load_project_config
-from sprintflow.errors import ConfigError, DocumentError, WorkspaceError
+from sprintflow.errors import DocumentError, WorkspaceError
 
 
 def test_no_config_means_generic_preset(tmp_path):

@@ -103,7 +103,7 @@ def parse_condition(source: str) -> Condition:
         >>> parse_condition("output.passed == true")
         Traceback (most recent call last):
         ...
-        sprintflow.errors.ConfigError: passCondition 'output.passed == true', column 15: loose == coerces types; write ===
+        sprintflow.errors.ConfigError: passCondition 'output.passed == true', column 15: loose == coerces ...
     """
     if len(source) > MAX_LENGTH:
         raise ConfigError(f"passCondition is {len(source)} characters long; at most {MAX_LENGTH}")

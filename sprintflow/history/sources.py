@@ -8,7 +8,6 @@ Torn lines and unreadable files are skipped and listed in ``History.problems``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime

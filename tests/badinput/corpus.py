@@ -172,7 +172,8 @@ TOML = [
     ("executor-pids-text", '[executor]\npids = "many"', "executor/pids"),
     ("pass-env-string", '[executor]\npassEnv = "HOME"', "executor/passEnv"),
     ("report-escapes", '[[evaluator.strategies]]\ntype = "lint"\n[evaluator.strategies.config]\n'
-                       'format = "eslint"\nreport = "../../../../etc/hostname"', "evaluator/strategies/0/config/report"),
+                       'format = "eslint"\nreport = "../../../../etc/hostname"',
+                       "evaluator/strategies/0/config/report"),
     ("report-absolute", '[[evaluator.strategies]]\ntype = "lint"\n[evaluator.strategies.config]\n'
                         'report = "/etc/hostname"', "evaluator/strategies/0/config/report"),
     ("protected-escapes", 'protectedPaths = ["../../home"]', "protectedPaths/0"),

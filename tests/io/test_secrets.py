@@ -8,9 +8,9 @@ import pytest
 from prefect.client.orchestration import get_client
 
 from sprintflow.flows.evaluate import evaluate_flow
-from sprintflow.runs import run_flow
 from sprintflow.io import secrets
 from sprintflow.io.secrets import looks_secret, mask_data, mask_secrets, strategy_env
+from sprintflow.runs import run_flow
 
 DATABASE_URL = "postgres://app:s3cr3t-passw0rd@db.internal:5432/app"
 STRIPE_SK = "sk_live_51HxQpZ2eZvKYlo2CabcdefghijKLMN"
@@ -30,7 +30,7 @@ def host_secrets(monkeypatch):
 
 @pytest.mark.parametrize(("text", "masked"), [
     (f"DATABASE_URL={DATABASE_URL}", "DATABASE_URL=postgres://app:***@db.internal:5432/app"),
-    (f"redis://:hunter2hunter2@cache:6379", "redis://:***@cache:6379"),
+    ("redis://:hunter2hunter2@cache:6379", "redis://:***@cache:6379"),
     (f"dsn {SENTRY_DSN}", "dsn https://***@o450.ingest.sentry.io/5123"),
     (f"key {STRIPE_SK}!", "key ***!"),
     ("ghp_0123456789abcdefghijABCDEFGHIJ012345", "***"),

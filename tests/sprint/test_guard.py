@@ -14,7 +14,8 @@ def _contract(files: list[str]) -> SprintContract:
         "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
         "status": "proposed", "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
         "successCriteria": [{"criterionId": "sc-1-1", "description": "builds",
-                             "verificationMethod": "build", "required": True}], "generatorNotes": "", "evaluatorNotes": "", "estimatedFiles": files,
+                             "verificationMethod": "build", "required": True}],
+        "generatorNotes": "", "evaluatorNotes": "", "estimatedFiles": files,
         "estimatedDuration": "small"})
 
 

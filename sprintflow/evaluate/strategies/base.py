@@ -131,8 +131,9 @@ class Strategy(ABC, Generic[C]):
             try:
                 report.unlink(missing_ok=True)  # a stale report must never judge a new run
             except OSError as exc:
-                return Judged(result(run, Outcome.failed, details=f"Nothing was run: the stale report "
-                                                                  f"{spec.report_path if spec else ''} cannot be removed: {exc}."))
+                stale = spec.report_path if spec else ""
+                return Judged(result(run, Outcome.failed, details=f"Nothing was run: the stale report {stale} "
+                                                                  f"cannot be removed: {exc}."))
         outcome = execute(run, command)
         failure = infrastructure_failure(run, command, outcome)
         if failure:
