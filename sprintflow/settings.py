@@ -4,7 +4,7 @@ A CLI command that paid Prefect's temporary server start-up (10-30 s) on every
 call would be too slow at a terminal, so a flow-running command picks its
 server in this order: ``PREFECT_API_URL`` (environment or active Prefect
 profile); the background server sprintflow started in ``PREFECT_HOME``; a
-server answering on ``http://127.0.0.1:4200``; else it starts the background
+server answering on ``http://127.0.0.1:4200`` (``SPRINTFLOW_SERVER_PORT``); else it starts the background
 server, which later commands reuse (:mod:`sprintflow.server`).
 """
 
@@ -21,10 +21,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sprintflow.errors import InfrastructureError
 
-__all__ = ["LOCAL_API_URL", "Settings", "configured_api_url", "ensure_prefect_api", "get_settings",
-           "prefect_api_configured"]
+__all__ = ["Settings", "configured_api_url", "ensure_prefect_api", "get_settings",
+           "local_api_url", "prefect_api_configured"]
 
-LOCAL_API_URL = "http://127.0.0.1:4200/api"
+def local_api_url() -> str:
+    """Where a local server would answer: 127.0.0.1 on ``SPRINTFLOW_SERVER_PORT`` (default 4200),
+    the port the background server takes when it is free.
+
+    Example:
+        >>> local_api_url()
+        'http://127.0.0.1:4200/api'
+    """
+    return f"http://127.0.0.1:{os.environ.get('SPRINTFLOW_SERVER_PORT') or 4200}/api"
 
 
 class Settings(BaseSettings):
@@ -114,7 +122,8 @@ def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
                                       "or unset PREFECT_API_URL to let sprintflow start its own")
         return configured
     running = background_server()
-    if running is None and _answers(LOCAL_API_URL):
-        use_api(LOCAL_API_URL)
-        return LOCAL_API_URL
+    local = local_api_url()
+    if running is None and _answers(local):
+        use_api(local)
+        return local
     return ensure_background_server(announce=announce).api_url
