@@ -24,15 +24,16 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sprintflow.errors import InputError, WorkspaceError
+
+if TYPE_CHECKING:
+    import pandas as pd
 from sprintflow.io.files import atomic_write, file_lock, fsync_dir
 
 T = TypeVar("T")
@@ -110,7 +111,9 @@ def write_parquet(table: pa.Table, path: Path | str) -> None:
 
 def as_table(table_name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> pa.Table:
     schema = _SCHEMAS.get(table_name)
-    if isinstance(rows, pd.DataFrame):
+    if not isinstance(rows, list):  # a DataFrame (pandas is imported only where frames are read)
+        import pandas as pd
+
         if schema is None:
             return pa.Table.from_pandas(rows, preserve_index=False)
         # Missing columns share the frame's index: a default one would not align with a slice of a frame.
@@ -269,6 +272,9 @@ def read_table(directory: Path | str, table_name: str, since: datetime | str | N
 
 def _sorted_categories(frame: pd.DataFrame) -> pd.DataFrame:
     # Parquet dictionaries keep first-seen order; sorting and grouping should follow the text.
+    import numpy as np
+    import pandas as pd
+
     for column in frame.columns[frame.dtypes == "category"]:
         values = frame[column].cat
         order = values.categories.argsort()
@@ -290,6 +296,8 @@ def parse_since(since: datetime | str) -> datetime:
         >>> parse_since("2026-05-01")
         datetime.datetime(2026, 5, 1, 0, 0, tzinfo=datetime.timezone.utc)
     """
+    import pandas as pd
+
     try:
         stamp = pd.Timestamp(since)
     except ValueError:
