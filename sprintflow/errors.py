@@ -29,6 +29,7 @@ from dataclasses import dataclass
 __all__ = [
     "ConditionUndecidable",
     "ConfigError",
+    "DiskFull",
     "DocumentError",
     "EngineError",
     "ExecutorUnavailable",
@@ -122,6 +123,20 @@ class InfrastructureError(SprintflowError):
     """
 
     exit_code = 3
+
+
+class DiskFull(InfrastructureError, OSError):
+    """The disk refused a write (full, over quota, read-only): the environment, not the code under test.
+
+    Also an OSError, so what stores what it can (``store_or_note``) still takes it in stride.
+
+    Example:
+        >>> str(DiskFull(28, "No space left on device", "/w/.sprintflow/pin.json"))
+        'cannot write /w/.sprintflow/pin.json: No space left on device'
+    """
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
 
 
 class ExecutorUnavailable(InfrastructureError):

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, TypeVar
 
+from sprintflow.errors import DiskFull
+
 from .confine import clear_way
 from .documents import loads_json
 from .layout import STATE_DIR
@@ -73,10 +75,20 @@ def atomic_write(path: Path | str, write: Callable[[BinaryIO], object]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        _raise_disk_full(exc, path)
         raise
     fsync_dir(path.parent)
+
+
+_DISK_REFUSED = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def _raise_disk_full(exc: BaseException, path: Path) -> None:
+    """A write the disk refused is the environment's failure: said in one line, exit 3, not a traceback."""
+    if isinstance(exc, OSError) and not isinstance(exc, DiskFull) and exc.errno in _DISK_REFUSED:
+        raise DiskFull(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from None
 
 
 def store_or_note(what: str, write: Callable[[], T], unstored: list[str]) -> T | None:
@@ -178,8 +190,9 @@ def append_ndjson(path: Path | str, record: dict[str, Any]) -> None:
             if os.write(fd, line) != len(line):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
             os.fsync(fd)
-        except OSError:
+        except OSError as exc:
             os.ftruncate(fd, size)  # shrinking needs no space
+            _raise_disk_full(exc, path)
             raise
     finally:
         os.close(fd)  # closing releases the lock

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fill
-from tests.fixtures.sprint.make_workspace import make_workspace
+from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
 
 CONTRACT = ".sprintflow/contracts/sprint-spec-tiny-1.json"
 
@@ -57,3 +57,16 @@ def test_a_full_workspace_disk_keeps_the_verdict_and_leaves_nothing_half_written
                and (p.stat().st_size == 0 or p.name.endswith(".tmp"))]
     assert not written, written  # neither empty nor temporary files
     assert not (workspace / ".sprintflow/evals").exists() or not any((workspace / ".sprintflow/evals").iterdir())
+
+
+def test_a_sprint_that_cannot_store_its_state_is_no_verdict_in_one_line(prefect_api_url, small_disk, tmp_path):
+    disk = small_disk("disk", kib=1024, free_kib=1024)
+    workspace = shutil.copytree(make_workspace(tmp_path / "ws"), disk / "ws")
+    fill(disk)
+    run = subprocess.run([sys.executable, "-m", "sprintflow", "run", str(workspace), "--engine",
+                          f"{sys.executable} {ENGINE}", "--executor", "local"],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PREFECT_API_URL": prefect_api_url})
+    assert run.returncode == 3, run.stdout + run.stderr  # the environment failed: no verdict
+    assert "Traceback" not in run.stdout + run.stderr
+    assert f"error: cannot write {workspace / '.sprintflow/pin.json'}: No space left on device" in run.stderr

@@ -6,6 +6,7 @@ import errno
 
 import pytest
 
+from sprintflow.errors import DiskFull
 from sprintflow.io.files import append_ndjson, atomic_write_text, read_ndjson
 from tests.conftest import fill
 
@@ -18,7 +19,7 @@ def test_an_append_that_does_not_fit_is_taken_back(small_disk):
     fill(disk)
     with pytest.raises(OSError) as raised:
         append_ndjson(log, {"n": 2, "padding": "x" * 200_000})
-    assert raised.value.errno == errno.ENOSPC
+    assert raised.value.errno == errno.ENOSPC and isinstance(raised.value, DiskFull)  # exit 3, one line
     assert log.read_bytes() == before  # not a torn line that later readers would trip on
     assert [line.record for line in read_ndjson(log)] == [{"n": 1}]
 
