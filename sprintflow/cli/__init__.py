@@ -49,6 +49,10 @@ FLOWS = {
 }
 
 
+_flow_ran = False
+"""Whether this process ran a flow: then it ends without the interpreter's teardown (:func:`_end`)."""
+
+
 def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run one of sprintflow's flows in this process against a Prefect server; returns what it judged.
 
@@ -72,9 +76,6 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     if url:
         click.echo(f"sprintflow: flow run {url} ({state.name})", err=True)
     return state_value(state)
-
-
-_flow_ran = False
 
 
 def _end(code: int) -> NoReturn:
