@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from uuid import UUID
+
+from sprintflow.io.owner import owner_gone, owner_label
 
 __all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_limit_name", "docker_host_slot", "owner_label",
            "reconcile_once", "sweep_containers"]
@@ -49,35 +49,6 @@ def docker_host_limit_name(docker_host: str | None = None) -> str:
     if not host or host.startswith("unix://"):
         return "docker-host-local"
     return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
-
-
-def _start_time(pid: int) -> str | None:
-    """When ``pid`` started (clock ticks since boot), None when no such process lives."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22; the name before ")" may hold spaces
-
-
-def owner_label(pid: int | None = None) -> str:
-    """``host:pid:start`` of this process: what tells, later, whether the owner still lives.
-
-    Example:
-        >>> owner_label().startswith(socket.gethostname() + ":")
-        True
-    """
-    pid = pid or os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def _owner_gone(label: str) -> bool:
-    """True when ``label`` names a process of this machine that no longer runs."""
-    host, _, rest = label.partition(":")
-    pid, _, start = rest.partition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False  # another machine's: only its deadline or its lease can tell
-    return _start_time(int(pid)) != start
 
 
 @contextmanager
@@ -142,7 +113,7 @@ def sweep_containers(*, orphans_only: bool = False) -> int:
     now, removed = time.time(), 0
     for container in containers:
         labels = container.labels
-        orphan = _owner_gone(labels.get(OWNER_LABEL, ""))
+        orphan = owner_gone(labels.get(OWNER_LABEL, ""))
         expired = not orphans_only and float(labels.get(DEADLINE_LABEL, 0) or 0) <= now
         if not (orphan or expired):
             continue

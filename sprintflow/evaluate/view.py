@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sprintflow.io.hashing import IGNORED_DIRS
+from sprintflow.io.owner import owner_gone, owner_label
 from sprintflow.io.process import run_command
 
-__all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable"]
+__all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable", "reclaim_views"]
 
 TOOL_OUTPUTS = ("*.tsbuildinfo", ".eslintcache", "*.pyc", ".coverage", ".coverage.*", "junit*.xml",
                 "npm-debug.log*", ".DS_Store")
@@ -140,11 +141,44 @@ class EvaluationView:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+VIEW_PREFIX = "sprintflow-view-"
+OWNER_FILE = "owner"
+
+
 def open_view(workspace: Path) -> EvaluationView:
-    """The view of one evaluation: overlay layers under a fresh temp folder, or the workspace itself."""
+    """The view of one evaluation: overlay layers under a fresh temp folder, or the workspace itself.
+
+    The folder names its owner, so the layers a killed evaluation left mounted are
+    unmounted and deleted by the next one (:func:`reclaim_views`).
+    """
     if overlay_unavailable() is not None:
         return EvaluationView(workspace, None)
-    return EvaluationView(workspace, Path(tempfile.mkdtemp(prefix="sprintflow-view-")))
+    _reclaim_once()
+    root = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX))
+    (root / OWNER_FILE).write_text(owner_label())
+    return EvaluationView(workspace, root)
+
+
+def reclaim_views(folder: Path | None = None) -> list[Path]:
+    """Unmount and delete the views whose owner died (SIGKILL leaves them mounted); the ones removed.
+
+    Views of live evaluations, of other machines, or without an owner file are left alone.
+    """
+    removed = []
+    for root in Path(folder or tempfile.gettempdir()).glob(f"{VIEW_PREFIX}*"):
+        try:
+            owner = (root / OWNER_FILE).read_text()
+        except OSError:
+            continue
+        if owner_gone(owner):
+            EvaluationView(Path("/"), root).close()
+            removed.append(root)
+    return removed
+
+
+@functools.cache
+def _reclaim_once() -> None:
+    reclaim_views()
 
 
 def _files(root: Path) -> Iterator[Path]:

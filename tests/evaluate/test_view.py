@@ -68,3 +68,28 @@ def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is
     assert lint.result.value == "fail" and "modified sources while checking them: src/app.py" in lint.details
     after = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
     assert after == before  # no __pycache__ from the build either: every write stayed in its layer
+
+
+def test_the_layers_a_killed_evaluation_left_mounted_are_reclaimed_by_the_next(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from sprintflow.evaluate.view import reclaim_views
+
+    (tmp_path / "app.py").write_text("x = 1\n")
+    # An evaluation that holds a mounted layer when it is SIGKILLed: nothing of ours runs after that.
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from sprintflow.evaluate.view import open_view; "
+        f"view = open_view(Path({str(tmp_path)!r})); cm = view.layer('build'); merged = cm.__enter__(); "
+        "print(view.root, flush=True); time.sleep(300)")], stdout=subprocess.PIPE, text=True)
+    root = Path(owner.stdout.readline().strip())
+    assert os.path.ismount(root / "build" / "merged")
+    alive = reclaim_views(root.parent)
+    assert root not in alive and root.is_dir()  # a live evaluation's view is never touched
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+
+    assert root in reclaim_views(root.parent)
+    assert not root.exists() and not os.path.ismount(root / "build" / "merged")
