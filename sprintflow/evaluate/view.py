@@ -133,12 +133,15 @@ class EvaluationView:
 
     def close(self) -> None:
         """Unmount whatever is left and delete the layers."""
-        if self.root is None:
-            return
-        for merged in self.root.glob("*/merged"):
-            if os.path.ismount(merged):
-                _unmount(merged)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.root is not None:
+            _remove_layers(self.root)
+
+
+def _remove_layers(root: Path) -> None:
+    for merged in root.glob("*/merged"):
+        if os.path.ismount(merged):
+            _unmount(merged)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 VIEW_PREFIX = "sprintflow-view-"
@@ -171,7 +174,7 @@ def reclaim_views(folder: Path | None = None) -> list[Path]:
         except OSError:
             continue
         if owner_gone(owner):
-            EvaluationView(Path("/"), root).close()
+            _remove_layers(root)
             removed.append(root)
     return removed
 
