@@ -52,23 +52,23 @@ def get_settings() -> Settings:
     return Settings()
 
 
-def _answers(url: str, timeout: float = 0.5) -> bool:
+def _health(url: str, timeout: float) -> int | None:
+    """The HTTP status of ``url``'s health check; None when nothing answers there."""
     try:
         with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout) as response:
-            return response.status == 200
-    except OSError:
-        return False
+            return int(response.status)
+    except urllib.error.HTTPError as error:  # a server that wants a key answers 401: it is there
+        return error.code
+    except (OSError, ValueError):
+        return None
+
+
+def _answers(url: str, timeout: float = 0.5) -> bool:
+    return _health(url, timeout) == 200
 
 
 def _reachable(url: str, timeout: float = 5) -> bool:
-    """Anything answering HTTP at ``url`` (a server that wants a key answers 401: it is there)."""
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout):
-            return True
-    except urllib.error.HTTPError:
-        return True
-    except (OSError, ValueError):
-        return False
+    return _health(url, timeout) is not None
 
 
 def prefect_api_configured() -> bool:
