@@ -123,8 +123,11 @@ def main() -> None:
                             args.repeat, 2)
         no_docker = _median([*evaluate[:-1], "docker"], {**env, "DOCKER_HOST": "unix:///nonexistent.sock"},
                             args.repeat, 3)
-        imports = _python_seconds("import sprintflow.cli.evaluate, sprintflow.flows.evaluate", env, args.repeat)
-        bare = _python_seconds("pass", env, args.repeat)
+        # Each ends with os._exit, as the CLI does: the interpreter's teardown is no import cost.
+        bare = _python_seconds("import os; os._exit(0)", env, args.repeat)
+        prefect = _python_seconds("import os, prefect; os._exit(0)", env, args.repeat)
+        imports = _python_seconds("import os, sprintflow.cli.evaluate, sprintflow.flows.evaluate; os._exit(0)", env,
+                                  args.repeat)
         costs = subprocess.run([sys.executable, "-c", FLOW_RUN_COST], check=True, capture_output=True, text=True,
                                env={**env, "PREFECT_API_URL": (home / "sprintflow-server.json").exists()
                                     and _api_url(home) or ""}).stdout.split()
@@ -144,7 +147,8 @@ def main() -> None:
     print(f"4. --executor docker, no engine     {no_docker:6.2f} s   (exit 3 before any server)")
     print("where a cached command's time goes:")
     print(f"   python start                     {bare:6.2f} s")
-    print(f"   + import Prefect and sprintflow  {imports - bare:6.2f} s")
+    print(f"   + import Prefect                 {prefect - bare:6.2f} s")
+    print(f"   + import sprintflow's flow       {imports - prefect:6.2f} s")
     print(f"   one empty flow run, heartbeat on {with_heartbeat:6.2f} s   off {without_heartbeat:.2f} s "
           f"(sprintflow's CLI runs flows with it off)")
     print(f"   the rest: the evaluation and exit {cached - imports:6.2f} s")

@@ -23,7 +23,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.events import emit_event
 from prefect.runtime import flow_run
@@ -39,7 +38,14 @@ from sprintflow.flows.sprint import sprint_flow
 from sprintflow.inputs import resolve_input, resolve_output
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.runs import ends_in_error_states, eval_links_markdown, state_value, verdict_state, without_heartbeats
+from sprintflow.runs import (
+    ends_in_error_states,
+    eval_links_markdown,
+    flow,
+    state_value,
+    verdict_state,
+    without_heartbeats,
+)
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
 from sprintflow.sprint.contracts import load_contracts
 from sprintflow.sprint.engines import resolve_engine

@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.states import State
-from prefect.utilities.annotations import allow_failure
+from prefect.utilities.annotations import allow_failure, quote
 
 from sprintflow.config import load_project_config
 from sprintflow.evaluate.cache import cached_result
@@ -33,7 +33,7 @@ from sprintflow.io.files import store_or_note
 from sprintflow.io.hashing import file_hashes
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
-from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, task_value, verdict_state
+from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, flow, task_value, verdict_state
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import (
     CriterionResult,
@@ -55,6 +55,8 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
 
     They run on the build's output, so a cached build runs again when one of them must run; and
     after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
+    The plan is ``quote``d: it holds no futures, and Prefect would otherwise walk all of it
+    (contract, config, view) for every task it is given to.
     """
     misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
     rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
@@ -63,7 +65,7 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
     for strategy in plan.strategies:
         is_build = strategy.type is StrategyType.build
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
-        future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
+        future = run_strategy_task.submit(quote(plan), strategy, use_cache and not (is_build and rebuild),
                                           wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:
             builds.append(allow_failure(future))
@@ -75,11 +77,13 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
                     use_cache: bool) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
     pending = {}
+    quoted = quote(plan)  # as in _submit_strategies
     for c in plan.contract.success_criteria:
         if c.verification_method is VerificationMethod.custom:
-            pending[c.criterion_id] = run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
+            pending[c.criterion_id] = run_custom_criterion_task.submit(quoted, c.criterion_id, use_cache,
+                                                                       return_state=False)
         elif c.verification_method is VerificationMethod.manual:
-            pending[c.criterion_id] = judge_manual_criterion_task.submit(plan, c.criterion_id)
+            pending[c.criterion_id] = judge_manual_criterion_task.submit(quoted, c.criterion_id, return_state=False)
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method

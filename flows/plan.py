@@ -6,10 +6,10 @@ every planner call visible (and timed) in the UI, and a summary of the plan.
 
 from __future__ import annotations
 
-from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from sprintflow.planning.planner import DEFAULT_MAX_ATTEMPTS, Plan, run_planner
+from sprintflow.runs import flow
 from sprintflow.tasks.plan import ask_planner
 
 __all__ = ["plan_flow", "plan_markdown"]

@@ -16,12 +16,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
 from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from sprintflow.errors import InputError
+from sprintflow.runs import flow
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
 from sprintflow.scoring.scorer import (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
@@ -29,6 +28,7 @@ from sprintflow.runs import (
     ends_in_error_states,
     eval_links_markdown,
     failed_names,
+    flow,
     joined,
     run_flow,
     verdict_state,

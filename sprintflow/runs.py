@@ -32,9 +32,11 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from prefect import Flow
 from prefect.states import Completed, Failed, State
+from pydantic_core import to_jsonable_python
 
 from sprintflow.errors import SprintflowError
 
@@ -53,6 +55,7 @@ __all__ = [
     "eval_links_markdown",
     "ends_in_error_states",
     "failed_names",
+    "flow",
     "flow_run_url",
     "joined",
     "run_flow",
@@ -137,6 +140,42 @@ def error_state(error: SprintflowError) -> State[Any]:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class PlainParametersFlow(Flow[P, R]):
+    """A Prefect flow whose run parameters are stored as pydantic encodes them.
+
+    Prefect encodes them with FastAPI's ``jsonable_encoder``, and importing FastAPI
+    costs 0.3 s, a seventh of a cached ``sprintflow evaluate`` at a terminal
+    (``benchmarks/cli.py``). sprintflow's parameters are plain JSON values (strings,
+    numbers, lists and dicts of them), which pydantic encodes the same way; what it
+    cannot encode is stored as ``<TypeName>``, as Prefect does.
+
+    Example:
+        >>> @flow(name="example")
+        ... def example(workspace: str, notes: list[str] | None = None) -> None: ...
+        >>> example.serialize_parameters({"workspace": "/w", "notes": ["a"], "lock": object()})
+        {'workspace': '/w', 'notes': ['a'], 'lock': '<object>'}
+    """
+
+    def serialize_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in parameters.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return to_jsonable_python(value)
+    except Exception:  # any value pydantic cannot encode (Prefect falls back the same way)
+        return f"<{type(value).__name__}>"
+
+
+def flow(**options: Any) -> Callable[[Callable[P, R]], Flow[P, R]]:
+    """Prefect's ``@flow(...)`` for sprintflow's flows: the same options, a :class:`PlainParametersFlow`."""
+    def decorate(fn: Callable[P, R]) -> Flow[P, R]:
+        return PlainParametersFlow(fn, **options)
+    return decorate
 
 
 def ends_in_error_states(fn: F) -> F:

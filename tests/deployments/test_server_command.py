@@ -63,9 +63,10 @@ def test_limits_subcommand_sets_the_slots(server_env):
     assert proc.stdout.strip() == "docker-host-tcp-10-1-2-3-2376: 5"
 
 
-def _sprintflow(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sprintflow", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+def _sprintflow(*args: str, env: dict, timeout: float = 180, python: tuple[str, ...] = ()
+                ) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *python, "-m", "sprintflow", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
 
 
 def _alive(pid: int) -> bool:
@@ -138,10 +139,15 @@ def test_the_first_command_starts_a_background_server_later_ones_reuse_it_and_st
     assert record["api_url"] == f"http://127.0.0.1:{port}/api" and _alive(record["pid"])
     assert (home / "sprintflow-server.log").is_file()
 
-    again = _sprintflow("evaluate", str(workspace), "--contract", contract, "--executor", "local", env=env)
+    again = _sprintflow("evaluate", str(workspace), "--contract", contract, "--executor", "local", env=env,
+                        python=("-X", "importtime"))
     assert again.returncode == 0, again.stderr[-3000:]
     assert "started a Prefect server" not in again.stderr  # reused
     assert f"sprintflow: flow run http://127.0.0.1:{port}/runs/flow-run/" in again.stderr
+    # A cached evaluation imports neither pandas nor FastAPI (half a second of every command; benchmarks/cli.py).
+    imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "prefect.flow_engine" in imported and not {"pandas", "fastapi"} & imported
     assert json.loads((home / "sprintflow-server.json").read_text())["pid"] == record["pid"]
 
     status = _sprintflow("server", "status", env=env)

@@ -64,6 +64,28 @@ def test_one_evaluation_becomes_tidy_rows():
     assert set(rows[0]) <= set(EVAL_SCHEMA.names)
 
 
+def test_rows_become_the_same_table_pyarrow_would_build_from_them():
+    """Rows are converted through Arrow's JSON reader (no pandas import); the table must be
+    what ``pa.Table.from_pylist`` makes of them: odd text, nulls, NaN, huge ints, any time offset."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    odd = 'quote " backslash \\ newline \n line-separator \u2028 emoji \U0001F600 nul \x00'
+    rows = [*rows_for(make_eval(contract="c-1"), engine=odd, tokens=2**62, cost=float("nan")),
+            {"kind": "evaluation", "timestamp": dt.datetime(2026, 5, 13, 12, 31, 0, 999999,
+                                                            tzinfo=dt.timezone(dt.timedelta(hours=2))),
+             "recorded_at": dt.datetime(2026, 5, 13, 10, 31), "cost_usd": float("inf"), "iteration": None,
+             "not_a_column": "left out"}]
+    ours = history.as_table(EVALS, rows)
+    theirs = pa.Table.from_pylist([{n: r.get(n) for n in EVAL_SCHEMA.names} for r in rows], schema=EVAL_SCHEMA)
+    assert ours.schema == EVAL_SCHEMA and ours.to_pylist()[1:] == theirs.to_pylist()[1:]
+    first, expected = ours.to_pylist()[0], theirs.to_pylist()[0]
+    assert first["engine"] == odd and first["cost_usd"] != first["cost_usd"]  # NaN stays NaN
+    assert {k: v for k, v in first.items() if k != "cost_usd"} == {k: v for k, v in expected.items() if k != "cost_usd"}
+    assert history.as_table(EVALS, []).num_rows == 0
+
+
 def test_appends_write_new_files_atomically_and_read_back_in_the_schema(tmp_path):
     first = append_rows(tmp_path, EVALS, rows_for(make_eval()))
     second = append_rows(tmp_path, EVALS, rows_for(make_eval(iteration=2, result="pass")))
