@@ -9,8 +9,10 @@ Goals (printed beside each measurement, not asserted):
 3. an input error (a missing contract)            <= 1 s
 4. `--executor docker` with no Docker engine       (an error before any server starts)
 
-Then where a cached command's time goes: starting Python and importing Prefect and
-sprintflow, one flow run with and without Prefect's flow-run heartbeat, and the rest.
+Then where a cached command's time goes: starting Python, importing Prefect, importing
+sprintflow's flow, one flow run with and without Prefect's flow-run heartbeat, and the rest;
+and the cached command's time over a process that only imports Prefect (the floor of any
+command that runs a flow), which this shared machine's drifting speed leaves steady.
 
 Run: python benchmarks/cli.py [--example python-api] [--repeat 3]
 The background server runs in a temporary PREFECT_HOME and is stopped at the end.
@@ -152,6 +154,9 @@ def main() -> None:
     print(f"   one empty flow run, heartbeat on {with_heartbeat:6.2f} s   off {without_heartbeat:.2f} s "
           f"(sprintflow's CLI runs flows with it off)")
     print(f"   the rest: the evaluation and exit {cached - imports:6.2f} s")
+    # This machine's speed drifts by half from one minute to the next; a process that only imports
+    # Prefect (the floor of any command that runs a flow), timed in the same run, says how fast it was.
+    print(f"cached evaluate / a process that only imports Prefect = {cached / prefect:.2f}")
 
 
 def _api_url(home: Path) -> str:
