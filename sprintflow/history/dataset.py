@@ -141,9 +141,10 @@ def _typed_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     if not rows:
         return schema.empty_table()
     lines = "\n".join(json.dumps({name: _json_value(row.get(name)) for name in schema.names}) for row in rows)
+    data = lines.encode()
     # One block, however long the lines: the reader refuses a line longer than its block.
-    options = pa_json.ReadOptions(block_size=max(len(lines), 1 << 20) + 1)
-    return pa_json.read_json(io.BytesIO(lines.encode()), read_options=options,
+    options = pa_json.ReadOptions(block_size=max(len(data), 1 << 20) + 1)
+    return pa_json.read_json(io.BytesIO(data), read_options=options,
                              parse_options=pa_json.ParseOptions(explicit_schema=schema))
 
 
