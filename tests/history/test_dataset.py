@@ -66,7 +66,7 @@ def test_one_evaluation_becomes_tidy_rows():
 
 def test_rows_become_the_same_table_pyarrow_would_build_from_them():
     """Rows are converted through Arrow's JSON reader (no pandas import); the table must be
-    what ``pa.Table.from_pylist`` makes of them: odd text, nulls, NaN, huge ints, any time offset."""
+    what ``pa.Table.from_pylist`` makes of them: odd text, nulls, NaN, huge ints, any time offset, long lines."""
     import datetime as dt
 
     import pyarrow as pa
@@ -76,7 +76,7 @@ def test_rows_become_the_same_table_pyarrow_would_build_from_them():
             {"kind": "evaluation", "timestamp": dt.datetime(2026, 5, 13, 12, 31, 0, 999999,
                                                             tzinfo=dt.timezone(dt.timedelta(hours=2))),
              "recorded_at": dt.datetime(2026, 5, 13, 10, 31), "cost_usd": float("inf"), "iteration": None,
-             "not_a_column": "left out"}]
+             "image": "x" * (3 << 19), "not_a_column": "left out"}]  # a line longer than the reader's block
     ours = history.as_table(EVALS, rows)
     theirs = pa.Table.from_pylist([{n: r.get(n) for n in EVAL_SCHEMA.names} for r in rows], schema=EVAL_SCHEMA)
     assert ours.schema == EVAL_SCHEMA and ours.to_pylist()[1:] == theirs.to_pylist()[1:]
