@@ -6,7 +6,7 @@
 # contract 2 depends on contract 1 and then runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q -e '.[dev]'
+bash scripts/install.sh
 export PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_LOGGING_LEVEL="${PREFECT_LOGGING_LEVEL:-WARNING}"
 workspace="$(mktemp -d)/todo-api"
 python3 examples/sprint-demo/prepare.py "$workspace" >/dev/null

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The test command: install sprintflow with its dev tools, type-check every source folder
+# The test command: install sprintflow with its dev tools (scripts/install.sh), type-check every source folder
 # (scripts/typecheck.sh) and lint it (ruff; either failing fails the command), install the examples' npm
 # dependencies, build the sandbox image if it is missing, run every test.
 # Docker tests need a running engine (.ci/run starts one); with SPRINTFLOW_REQUIRE_DOCKER=1
 # (set here) they fail instead of skipping when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q -e '.[dev]'
+bash scripts/install.sh
 bash scripts/typecheck.sh
 python3 -m ruff check --quiet .
 for project in examples/*/package.json; do
