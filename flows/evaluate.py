@@ -17,7 +17,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.states import State
-from prefect.utilities.annotations import allow_failure, quote
+from prefect.utilities.annotations import allow_failure
 
 from sprintflow.config import load_project_config
 from sprintflow.evaluate.cache import cached_result
@@ -55,8 +55,6 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
 
     They run on the build's output, so a cached build runs again when one of them must run; and
     after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
-    The plan is ``quote``d: it holds no futures, and Prefect would otherwise walk all of it
-    (contract, config, view) for every task it is given to.
     """
     misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
     rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
@@ -65,7 +63,7 @@ def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFut
     for strategy in plan.strategies:
         is_build = strategy.type is StrategyType.build
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
-        future = run_strategy_task.submit(quote(plan), strategy, use_cache and not (is_build and rebuild),
+        future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
                                           wait_for=wait_for, return_state=False)
         if strategy.type is StrategyType.build:
             builds.append(allow_failure(future))
@@ -77,13 +75,11 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
                     use_cache: bool) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
     pending = {}
-    quoted = quote(plan)  # as in _submit_strategies
     for c in plan.contract.success_criteria:
         if c.verification_method is VerificationMethod.custom:
-            pending[c.criterion_id] = run_custom_criterion_task.submit(quoted, c.criterion_id, use_cache,
-                                                                       return_state=False)
+            pending[c.criterion_id] = run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
         elif c.verification_method is VerificationMethod.manual:
-            pending[c.criterion_id] = judge_manual_criterion_task.submit(quoted, c.criterion_id, return_state=False)
+            pending[c.criterion_id] = judge_manual_criterion_task.submit(plan, c.criterion_id)
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method
