@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import sys
@@ -48,7 +49,8 @@ def test_strategies_run_in_dask_worker_processes(use_server, tmp_path, monkeypat
     monkeypatch.setenv("SPRINTFLOW_TASK_RUNNER", "dask")  # the switch a deployment's worker would set
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        evaluation = pool.submit(deployed.evaluate_workspace, deployed.EvaluateParams(
+        # In this test's settings context (use_server's server): a new thread would start without it.
+        evaluation = pool.submit(contextvars.copy_context().run, deployed.evaluate_workspace, deployed.EvaluateParams(
             workspace=str(workspace), contract=".sprintflow/contracts/sprint-spec-tiny-1.json", executor="local",
             dask_workers=2))
         launchers: set[int] = set()
