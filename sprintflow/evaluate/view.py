@@ -42,19 +42,27 @@ TOOL_OUTPUTS = ("*.tsbuildinfo", ".eslintcache", "*.pyc", ".coverage", ".coverag
 """File names tools write as a side effect; with ``IGNORED_DIRS`` folders, never a source change."""
 
 
+VIEW_PREFIX = "sprintflow-view-"
+OWNER_FILE = "owner"
+
+
 @functools.cache
 def overlay_unavailable() -> str | None:
     """Why overlay mounts cannot be used here, or None when they can (probed once)."""
     if os.geteuid() != 0:
         return "overlay mounts need root"
-    probe = Path(tempfile.mkdtemp(prefix="sprintflow-overlay-probe-"))
+    # Shaped like a view, with its owner: a process killed while probing leaves a mount that the
+    # next evaluation reclaims (reclaim_views).
+    probe = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX))
+    layer = probe / "probe"
     try:
+        (probe / OWNER_FILE).write_text(owner_label())
         for name in ("lower", "upper", "work", "merged"):
-            (probe / name).mkdir()
-        mounted = _mount(probe / "merged", [probe / "lower"], probe / "upper", probe / "work")
+            (layer / name).mkdir(parents=True)
+        mounted = _mount(layer / "merged", [layer / "lower"], layer / "upper", layer / "work")
         if mounted is not None:
             return mounted
-        _unmount(probe / "merged")
+        _unmount(layer / "merged")
         return None
     finally:
         shutil.rmtree(probe, ignore_errors=True)
@@ -142,10 +150,6 @@ def _remove_layers(root: Path) -> None:
         if os.path.ismount(merged):
             _unmount(merged)
     shutil.rmtree(root, ignore_errors=True)
-
-
-VIEW_PREFIX = "sprintflow-view-"
-OWNER_FILE = "owner"
 
 
 def open_view(workspace: Path) -> EvaluationView:

@@ -93,3 +93,26 @@ def test_the_layers_a_killed_evaluation_left_mounted_are_reclaimed_by_the_next(t
 
     assert root in reclaim_views(root.parent)
     assert not root.exists() and not os.path.ismount(root / "build" / "merged")
+
+
+def test_a_probe_mount_left_by_a_process_killed_while_probing_is_reclaimed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from sprintflow.evaluate.view import reclaim_views
+
+    # The probe holds its mount when the process is SIGKILLed (its unmount never comes).
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "import time; import sprintflow.evaluate.view as view; "
+        "view._unmount = lambda merged: (print(merged, flush=True), time.sleep(300)); view.overlay_unavailable()")],
+        stdout=subprocess.PIPE, text=True)
+    merged = Path(owner.stdout.readline().strip())
+    probe = merged.parent.parent
+    assert os.path.ismount(merged) and probe not in reclaim_views(probe.parent)  # its owner still lives
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+
+    assert probe in reclaim_views(probe.parent)
+    assert not probe.exists() and not os.path.ismount(merged)
