@@ -103,3 +103,19 @@ def test_a_contract_its_environment_blocks_ends_blocked_not_failed_by_its_code(p
     run, _ = _server_run(state)
     assert (run.state.type.value, run.state.name) == ("FAILED", "Blocked")
     assert run.state.message.startswith("BLOCKED ")
+
+
+def test_flow_runs_started_without_heartbeats_send_none_and_keep_every_other_setting(prefect_harness):
+    from prefect import flow
+    from prefect.settings import get_current_settings
+
+    @flow
+    def settings_seen() -> tuple[int | None, str | None]:
+        settings = get_current_settings()
+        return settings.flows.heartbeat_frequency, settings.api.url
+
+    outside = get_current_settings()
+    with without_heartbeats():
+        frequency, api_url = settings_seen()
+    assert frequency is None and api_url == outside.api.url
+    assert get_current_settings().flows.heartbeat_frequency == outside.flows.heartbeat_frequency
