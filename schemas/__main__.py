@@ -2,9 +2,9 @@
 
 import json
 
-from .validation import KINDS, SCHEMA_DIR, json_schema
+from .validation import KINDS, SCHEMA_DIR, generated_schema
 
 for kind in KINDS:
     path = SCHEMA_DIR / f"{kind}.schema.json"
-    path.write_text(json.dumps(json_schema(kind), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(generated_schema(kind), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {path}")
