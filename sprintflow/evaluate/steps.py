@@ -15,7 +15,6 @@ from sprintflow.errors import ConfigError
 from sprintflow.io.process import CommandResult, Containment
 from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
 from sprintflow.sprint.engines import resolve_engine, run_engine
-from sprintflow.testing.bugs import sync_bugs
 from sprintflow.testing.testrun import record_test_run
 
 from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
@@ -93,6 +92,10 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
     """
     if judged.test_run is None:
         return judged.result
+    # Imported once tests ran: pydantic reads the Bug model's field docstrings by searching every
+    # loaded module, 50 ms once Prefect is loaded, which a cached evaluation need not pay.
+    from sprintflow.testing.bugs import sync_bugs
+
     run_id = judged.test_run.run_id
     try:
         sync = sync_bugs(plan.workspace, judged.test_run, unit=plan.contract.contract_id, run_id=run_id)

@@ -26,8 +26,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import nodesemver
-
 from sprintflow.io.files import atomic_write, atomic_write_text, file_lock
 
 from .runtimes import RuntimeUnavailable
@@ -118,6 +116,7 @@ NPM_MAJOR = 10
 
 def npm_for_node(node_version: str, cache: Path | None = None) -> str:
     """The newest npm 10 release (else the newest release) whose ``engines.node`` accepts ``node_version``."""
+    import nodesemver  # here, not above: see runtimes.pick_node_version
     versions = _packument("npm", cache or sandbox_cache()).get("versions", {})
     fitting = [v for v, meta in versions.items()
                if re.fullmatch(r"\d+\.\d+\.\d+", v)

@@ -24,8 +24,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import nodesemver
-
 from sprintflow.errors import InfrastructureError
 
 __all__ = [
@@ -145,6 +143,7 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
 
 def _node_range(declaration: Declaration, available: list[str]) -> str:
     """The declaration as an npm semver range (nvm's aliases translated)."""
+    import nodesemver  # here, not above: see pick_node_version
     spec = declaration.spec.strip()
     lowered = spec.lower()
     if lowered in ("node", "stable", "latest", "current"):  # nvm: the newest release there is
@@ -179,6 +178,10 @@ def pick_node_version(declaration: Declaration, available: list[str], base_versi
         >>> pick_node_version(Declaration("package.json engines.node", ">=18.18"), versions, "18.20.4") is None
         True
     """
+    # Imported where used: it compiles its patterns at import (20 ms), and every evaluation imports
+    # this module, most only to learn that they need no node of their own.
+    import nodesemver
+
     releases = [v for v in available if re.fullmatch(r"\d+\.\d+\.\d+", v)]
     wanted = _node_range(declaration, releases)
     if base_version and nodesemver.satisfies(base_version, wanted, loose=True):
