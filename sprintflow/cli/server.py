@@ -68,7 +68,7 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
     check_port(host, port)  # before any line that could read as success
     extra = {"PREFECT_API_DATABASE_CONNECTION_URL": database_url} if database_url else {}
     process, api_url = start_server(host, port, extra)
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops it as Ctrl-C does
+    previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops it as Ctrl-C does
     try:
         wait_for_server(api_url, process=process)
         use_api(api_url)
@@ -76,15 +76,25 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
         click.echo(f"sprintflow: Prefect server at {api_url} (UI http://{host}:{port}); "
                    f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
         sys.exit(process.wait())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         sys.exit(130)
     finally:
         stop_server(process)
         signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C's KeyboardInterrupt, through every ``except Exception``.
+
+    Not a KeyboardInterrupt itself: when one is raised while code runs from ``exec()`` of a string
+    (dataclasses and named tuples being created by an import, say), CPython 3.11 remembers it as
+    unhandled and, after a ``python -m`` program exits, kills the process with SIGINT instead of
+    the exit code it chose.
+    """
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
 
 
 @server.command()

@@ -89,6 +89,22 @@ def test_a_busy_port_is_a_clear_error_before_any_success_line(tmp_path):
     assert not (tmp_path / "home").exists()  # nothing started
 
 
+def test_sigterm_during_an_import_still_exits_130(tmp_path):
+    """SIGTERM can land while an import creates classes from ``exec()`` of a string (as the
+    server command imports Prefect); CPython must not turn the exit into a death by SIGINT."""
+    (tmp_path / "terminated_in_exec.py").write_text(
+        "import os, signal, sys\n"
+        "from sprintflow.cli.server import Terminated, _terminate\n"
+        "signal.signal(signal.SIGTERM, _terminate)\n"
+        "try:\n"
+        "    exec('os.kill(os.getpid(), signal.SIGTERM)\\nfor _ in range(10**6): pass')\n"
+        "except Terminated:\n"
+        "    sys.exit(130)\n")
+    run = subprocess.run([sys.executable, "-m", "terminated_in_exec"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 130, run.stderr
+
+
 def test_sigterm_stops_the_whole_server(tmp_path):
     port = free_port()
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home")}
