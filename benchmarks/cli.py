@@ -12,7 +12,9 @@ Goals (printed beside each measurement, not asserted):
 Then where a cached command's time goes: starting Python, importing Prefect, importing
 sprintflow's flow, one flow run with and without Prefect's flow-run heartbeat, and the rest;
 and the cached command's time over a process that only imports Prefect (the floor of any
-command that runs a flow), which this shared machine's drifting speed leaves steady.
+command that runs a flow). The cached command and those three processes are timed in turn,
+round after round, so each ratio compares runs a second apart: this shared machine's speed
+drifts by half from one minute to the next.
 
 Run: python benchmarks/cli.py [--example python-api] [--repeat 3]
 The background server runs in a temporary PREFECT_HOME and is stopped at the end.
@@ -58,13 +60,31 @@ def _median(args: list[str], env: dict[str, str], repeat: int, expect: int) -> f
     return statistics.median(times)
 
 
-def _python_seconds(code: str, env: dict[str, str], repeat: int) -> float:
-    times = []
+def _python_seconds(code: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+# Each ends with os._exit, as the CLI does: the interpreter's teardown is no import cost.
+FLOORS = {
+    "python": "import os; os._exit(0)",
+    "prefect": "import os, prefect; os._exit(0)",
+    "imports": "import os, sprintflow.cli.evaluate, sprintflow.flows.evaluate; os._exit(0)",
+}
+
+
+def _cached_rounds(evaluate: list[str], env: dict[str, str], repeat: int) -> dict[str, list[float]]:
+    """The cached command and the FLOORS processes, timed in turn ``repeat`` times."""
+    times: dict[str, list[float]] = {"cached": [], **{name: [] for name in FLOORS}}
     for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        seconds, run = _sprintflow(evaluate, env)
+        if run.returncode != 0:
+            raise SystemExit(f"the cached evaluation exited {run.returncode}:\n{run.stderr[-3000:]}")
+        times["cached"].append(seconds)
+        for name, code in FLOORS.items():
+            times[name].append(_python_seconds(code, env))
+    return times
 
 
 FLOW_RUN_COST = """
@@ -120,16 +140,11 @@ def main() -> None:
             raise SystemExit(f"the first evaluation exited {run.returncode}:\n{run.stderr[-3000:]}")
         uncached = _median([*evaluate, "--no-cache"], env, args.repeat, 0)
         _sprintflow(evaluate, env)  # fills the cache
-        cached = _median(evaluate, env, args.repeat, 0)
+        rounds = _cached_rounds(evaluate, env, args.repeat)
         bad_input = _median(["evaluate", str(workspace), "--contract", str(work / "missing.json")], env,
                             args.repeat, 2)
         no_docker = _median([*evaluate[:-1], "docker"], {**env, "DOCKER_HOST": "unix:///nonexistent.sock"},
                             args.repeat, 3)
-        # Each ends with os._exit, as the CLI does: the interpreter's teardown is no import cost.
-        bare = _python_seconds("import os; os._exit(0)", env, args.repeat)
-        prefect = _python_seconds("import os, prefect; os._exit(0)", env, args.repeat)
-        imports = _python_seconds("import os, sprintflow.cli.evaluate, sprintflow.flows.evaluate; os._exit(0)", env,
-                                  args.repeat)
         costs = subprocess.run([sys.executable, "-c", FLOW_RUN_COST], check=True, capture_output=True, text=True,
                                env={**env, "PREFECT_API_URL": (home / "sprintflow-server.json").exists()
                                     and _api_url(home) or ""}).stdout.split()
@@ -138,11 +153,14 @@ def main() -> None:
         stop_background_server(home)
         shutil.rmtree(work, ignore_errors=True)
 
+    cached, bare, prefect, imports = (statistics.median(rounds[name]) for name in ("cached", *FLOORS))
+    ratio = statistics.median(c / p for c, p in zip(rounds["cached"], rounds["prefect"], strict=True))
     print(f"example: {args.example}; median of {args.repeat} fresh `sprintflow` processes each; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"   longest raw strategy ({longest_name})      {longest:6.2f} s")
     print(f"0. first command (starts the background server) {first:6.2f} s")
-    print(f"1. cached evaluate                  {cached:6.2f} s   / goal 2 s          = {cached / 2:5.2f}")
+    print(f"1. cached evaluate                  {cached:6.2f} s   / goal 2 s          = {cached / 2:5.2f}   "
+          f"(fastest {min(rounds['cached']):.2f} s)")
     print(f"2. uncached evaluate                {uncached:6.2f} s   / goal longest+1.5 = "
           f"{uncached / (longest + 1.5):5.2f}   (overhead {uncached - longest:.2f} s over the longest)")
     print(f"3. input error (missing contract)   {bad_input:6.2f} s   / goal 1 s          = {bad_input:5.2f}")
@@ -154,9 +172,9 @@ def main() -> None:
     print(f"   one empty flow run, heartbeat on {with_heartbeat:6.2f} s   off {without_heartbeat:.2f} s "
           f"(sprintflow's CLI runs flows with it off)")
     print(f"   the rest: the evaluation and exit {cached - imports:6.2f} s")
-    # This machine's speed drifts by half from one minute to the next; a process that only imports
-    # Prefect (the floor of any command that runs a flow), timed in the same run, says how fast it was.
-    print(f"cached evaluate / a process that only imports Prefect = {cached / prefect:.2f}")
+    # A process that only imports Prefect (the floor of any command that runs a flow), timed right
+    # after each cached command, says how fast the machine was then.
+    print(f"cached evaluate / a process that only imports Prefect, the same round = {ratio:.2f} (median)")
 
 
 def _api_url(home: Path) -> str:
