@@ -53,10 +53,9 @@ def overlay_unavailable() -> str | None:
         return "overlay mounts need root"
     # Shaped like a view, with its owner: a process killed while probing leaves a mount that the
     # next evaluation reclaims (reclaim_views).
-    probe = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX))
+    probe = _owned_view_folder()
     layer = probe / "probe"
     try:
-        (probe / OWNER_FILE).write_text(owner_label())
         for name in ("lower", "upper", "work", "merged"):
             (layer / name).mkdir(parents=True)
         mounted = _mount(layer / "merged", [layer / "lower"], layer / "upper", layer / "work")
@@ -161,9 +160,14 @@ def open_view(workspace: Path) -> EvaluationView:
     if overlay_unavailable() is not None:
         return EvaluationView(workspace, None)
     _reclaim_once()
+    return EvaluationView(workspace, _owned_view_folder())
+
+
+def _owned_view_folder() -> Path:
+    """A fresh folder for layers, naming this process as its owner (see :func:`reclaim_views`)."""
     root = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX))
     (root / OWNER_FILE).write_text(owner_label())
-    return EvaluationView(workspace, root)
+    return root
 
 
 def reclaim_views(folder: Path | None = None) -> list[Path]:
