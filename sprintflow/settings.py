@@ -46,6 +46,13 @@ class Settings(BaseSettings):
 
     history: Path | None = None
     """Where history rows go; default ``<workspace>/.sprintflow/history``."""
+    judge_home: Path | None = None
+    """The judge's own store (pinned baselines, judged trees, evaluation layers), outside every
+    workspace and hidden from every contained command; default ``~/.cache/sprintflow/judge``."""
+
+    @property
+    def judge_home_path(self) -> Path:
+        return (self.judge_home or Path.home() / ".cache" / "sprintflow" / "judge").resolve()
 
 
 def get_settings() -> Settings:

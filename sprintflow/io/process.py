@@ -9,24 +9,23 @@ inside the executor, starts the server under test itself.)
 
 from __future__ import annotations
 
-import functools
 import os
 import select
-import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from .containment import HIDDEN_WRITE, SETUP_FAILED, Containment, contained_argv
 from .secrets import mask_secrets, strategy_env
 
-__all__ = ["CappedBuffer", "Child", "CommandResult", "Containment", "containment_unavailable", "kill_group",
-           "run_command", "spawn", "stop_group", "stop_process"]
+__all__ = ["CappedBuffer", "Child", "CommandResult", "kill_group", "run_command", "spawn", "stop_group",
+           "stop_process"]
 
 KILL_GRACE_S = 2.0
 
@@ -136,93 +135,6 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Containment:
-    """Run a command contained: nothing it starts outlives it, and ``hide`` is invisible to it.
-
-    The command runs in a new PID namespace, so when it ends (or is killed at its
-    deadline) the kernel kills everything it left behind, ``setsid`` daemons and
-    double forks included; in a private mount namespace where each hidden path
-    (absolute) is covered by an empty tmpfs (a file by ``/dev/null``); and without
-    capabilities, so it cannot lift the cover. Built with util-linux's ``unshare``
-    and ``setpriv``: as root directly, otherwise in a user namespace.
-    """
-
-    hide: tuple[str, ...] = ()
-
-
-# PID 1 of the namespace: covers the hidden paths, runs the command without capabilities as its
-# child (an init ignores signals it has no handler for, so it forwards them), and exits with the
-# command's status, which ends the namespace and everything in it. The child keeps stdin through
-# fd 3: sh gives a background command /dev/null, and dash even for an explicit <&0.
-_INIT = """
-setpriv=$1; shift
-hidden=
-while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
-  if [ -d "$1" ]; then mount -t tmpfs -o mode=0700,size=1m sprintflow-hidden "$1" || exit 125
-    hidden="$hidden
-$1"
-  elif [ -e "$1" ]; then mount --bind /dev/null "$1" || exit 125
-  fi
-  shift
-done
-shift
-exec 3<&0
-"$setpriv" --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@" <&3 3<&- &
-child=$!
-exec 3<&-
-trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
-while true; do
-  wait "$child"; status=$?
-  kill -0 "$child" 2>/dev/null || break
-done
-IFS='
-'
-for dir in $hidden; do find "$dir" -mindepth 1 ! -type d -exec echo "$HIDDEN_WRITE{}" ';' >&2; done
-exit "$status"
-"""
-HIDDEN_WRITE = "sprintflow-hidden-write:"
-"""How the namespace's init reports a file the command wrote where it was hidden (then thrown away)."""
-
-
-@functools.cache
-def _containment_prefix() -> tuple[list[str], str] | tuple[None, str]:
-    """The argv prefix that contains a command here, or None and why containment is unavailable."""
-    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
-    if not unshare or not setpriv:
-        return None, "util-linux's unshare and setpriv are not installed"
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    # setpriv --pdeathsig: unshare dies with sprintflow, even a SIGKILLed one; --kill-child then ends the
-    # namespace's init, and the kernel everything in the namespace.
-    prefix = [setpriv, "--pdeathsig", "KILL", unshare, *user, "--fork", "--pid", "--mount-proc", "--mount",
-              "--propagation", "private",
-              "--kill-child=SIGKILL", "/bin/sh", "-c", _INIT.replace("$HIDDEN_WRITE", HIDDEN_WRITE),
-              "sprintflow-init", setpriv]
-    try:
-        probe = subprocess.run([*prefix, "--", "/bin/true"], capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"unshare could not run: {exc}"
-    if probe.returncode != 0:
-        return None, f"unshare refused ({probe.stderr.decode(errors='replace').strip()[-200:]})"
-    return prefix, ""
-
-
-def containment_unavailable() -> str | None:
-    """Why commands cannot be contained here (see :class:`Containment`), or None when they can.
-
-    Example:
-        >>> containment_unavailable() is None or isinstance(containment_unavailable(), str)
-        True
-    """
-    prefix, why = _containment_prefix()
-    return why if prefix is None else None
-
-
-def _contained(argv: Sequence[str], containment: Containment) -> list[str] | None:
-    prefix, _ = _containment_prefix()
-    return None if prefix is None else [*prefix, *containment.hide, "--", *argv]
-
-
 def _pump(stream: IO[bytes], sink: CappedBuffer) -> None:
     # read1: whatever is there now (up to 64 KiB), not a full block; Popen pipes are buffered readers.
     for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
@@ -238,10 +150,12 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
 
     A string runs through ``/bin/sh -c`` (so ``&&`` and pipes work). The group is
     killed after the command exits too. With ``contain``, the command runs in its
-    own namespaces (see :class:`Containment`): whatever it started, in the group
-    or not, dies with it. Where containment is unavailable it runs as without.
+    own namespaces (see :class:`~sprintflow.io.containment.Containment`): whatever it started,
+    in the group or not, dies with it, and it can write nothing outside its binds. Where
+    containment is unavailable it runs as without.
 
     Example:
+        >>> from sprintflow.io.containment import Containment
         >>> run_command("echo hi && exit 3", cwd=".", timeout=5).exit_code
         3
         >>> run_command("(setsid sleep 60 &) ; echo started", cwd=".", timeout=5, contain=Containment()).stdout
@@ -251,7 +165,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
     if contain is not None:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) and shell else \
             ([command] if isinstance(command, str) else command)
-        contained = _contained(argv, contain)
+        contained = contained_argv(argv, contain, str(Path(cwd).resolve()))
         if contained is not None:
             command, shell = contained, False
     out, err = CappedBuffer(output_limit), CappedBuffer(output_limit)
@@ -279,21 +193,24 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         for pump in pumps:
             pump.join(timeout=5)
     code = proc.returncode
-    stderr, hidden_writes = _split_hidden_writes(err.text())
+    stderr, hidden_writes = _split_marked(err.text(), HIDDEN_WRITE)
+    stderr, setup_failures = _split_marked(stderr, SETUP_FAILED)
     return CommandResult(
         exit_code=128 - code if code < 0 else code,
         stdout=out.text(), stderr=stderr, timed_out=timed_out,
         duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
         hidden_writes=hidden_writes,
+        error=f"its containment could not be built: {setup_failures[0]}" if setup_failures else None,
     )
 
 
-def _split_hidden_writes(stderr: str) -> tuple[str, list[str]]:
-    if HIDDEN_WRITE not in stderr:
+def _split_marked(stderr: str, marker: str) -> tuple[str, list[str]]:
+    """The lines of ``stderr`` the namespace's init marked with ``marker``, apart from the command's own."""
+    if marker not in stderr:
         return stderr, []
     lines = stderr.splitlines(keepends=True)
-    writes = [line[len(HIDDEN_WRITE):].strip() for line in lines if line.startswith(HIDDEN_WRITE)]
-    return "".join(line for line in lines if not line.startswith(HIDDEN_WRITE)), writes
+    marked = [line[len(marker):].strip() for line in lines if line.startswith(marker)]
+    return "".join(line for line in lines if not line.startswith(marker)), marked
 
 
 def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:

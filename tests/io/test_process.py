@@ -77,7 +77,7 @@ def _escapes(marker: str) -> str:
 def test_contained_timeouts_leave_no_process_behind_setsid_and_double_forks_included(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from sprintflow.io.process import Containment, containment_unavailable
+    from sprintflow.io.containment import Containment, containment_unavailable
 
     assert containment_unavailable() is None, containment_unavailable()
     marker = f"sleep {7000 + os.getpid() % 997}"
@@ -101,7 +101,7 @@ def test_uncontained_setsid_daemons_do_escape_the_group_kill(tmp_path):
 
 
 def test_contained_commands_cannot_see_or_change_hidden_paths(tmp_path):
-    from sprintflow.io.process import Containment
+    from sprintflow.io.containment import Containment
 
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "held_out.py").write_text("SECRET = 42\n")
@@ -116,7 +116,7 @@ def test_contained_commands_cannot_see_or_change_hidden_paths(tmp_path):
 
 
 def test_a_contained_command_reads_its_stdin_and_keeps_its_exit_code(tmp_path):
-    from sprintflow.io.process import Containment
+    from sprintflow.io.containment import Containment
 
     result = run_command("tr a-z A-Z; exit 4", cwd=tmp_path, timeout=10, stdin=b"prompt", contain=Containment())
     assert (result.stdout, result.exit_code) == ("PROMPT", 4)

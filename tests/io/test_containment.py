@@ -1,0 +1,103 @@
+"""A contained command can change nothing outside its tree, reach no daemon and read none of sprintflow's state."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sprintflow.io.containment import Bind, Containment, containment_unavailable, own_state
+from sprintflow.io.process import run_command
+
+
+@pytest.fixture(autouse=True)
+def _available():
+    assert containment_unavailable() is None, containment_unavailable()
+
+
+def _run(script: str, cwd: Path, **spec) -> tuple[str, str]:
+    result = run_command(script, cwd=cwd, timeout=30, contain=Containment(**spec))
+    assert result.error is None, result.error
+    return result.stdout, result.stderr
+
+
+def test_everything_outside_the_binds_is_read_only(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    tools = Path(os.__file__).parent  # the interpreter's own files (they may lie in HOME, whose writes vanish)
+    out, err = _run(f"echo ok > made.txt && echo written; echo x > /var/tmp/sprintflow-contained; "
+                    f"echo x > /usr/local/sprintflow-contained; echo x > {tools}/sprintflow-contained",
+                    tree, binds=(Bind(str(tree), str(tree), writable=True),))
+    assert out == "written\n" and err.count("Read-only file system") >= 2, err
+    assert (tree / "made.txt").read_text() == "ok\n"
+    for where in (Path("/var/tmp"), Path("/usr/local"), tools):
+        assert not (where / "sprintflow-contained").exists()
+
+
+def test_where_it_starts_is_visible_and_read_only_unless_bound(tmp_path):
+    (tmp_path / "input.txt").write_text("seen\n")
+    out, err = _run("cat input.txt; echo x > output.txt", tmp_path)
+    assert out == "seen\n" and "Read-only file system" in err and not (tmp_path / "output.txt").exists()
+
+
+def test_a_tree_is_shown_where_the_workspace_is_and_the_workspace_itself_is_out_of_reach(tmp_path):
+    workspace, tree = tmp_path / "workspace", tmp_path / "judged"
+    workspace.mkdir(), tree.mkdir()
+    (workspace / "test_calc.py").write_text("real\n")
+    (tree / "test_calc.py").write_text("judged\n")
+    out, _ = _run(f"cat {workspace}/test_calc.py; echo weakened > {workspace}/test_calc.py; cat test_calc.py",
+                  workspace, binds=(Bind(str(tree), str(workspace), writable=True),))
+    assert out == "judged\nweakened\n"
+    assert (workspace / "test_calc.py").read_text() == "real\n" and (tree / "test_calc.py").read_text() == "weakened\n"
+
+
+def test_tmp_home_and_discarded_folders_are_private_and_vanish(tmp_path):
+    deps = tmp_path / "node_modules"
+    deps.mkdir()
+    marker = f"sprintflow-contained-{os.getpid()}"
+    out, err = _run(f"echo x > /tmp/{marker} && echo x > $HOME/.{marker} && echo x > {deps}/cache && "
+                    f"cat {deps}/cache", tmp_path, binds=(Bind(str(tmp_path), str(tmp_path)),), discard=(str(deps),))
+    assert out == "x\n", err
+    assert not Path(f"/tmp/{marker}").exists() and not (Path.home() / f".{marker}").exists()
+    assert not (deps / "cache").exists()
+
+
+def test_hidden_writes_are_thrown_away_and_reported(tmp_path):
+    secret = tmp_path / "evals"
+    secret.mkdir()
+    (secret / "held_out.py").write_text("SECRET = 42\n")
+    result = run_command("ls -A evals; echo planted > evals/planted.py", cwd=tmp_path, timeout=30,
+                         contain=Containment(binds=(Bind(str(tmp_path), str(tmp_path), writable=True),),
+                                             hide=(str(secret),)))
+    assert result.stdout == "" and result.hidden_writes == [str(secret / "planted.py")]
+    assert sorted(p.name for p in secret.iterdir()) == ["held_out.py"]
+
+
+def test_no_raw_disk_no_daemon_socket_and_none_of_sprintflows_state(tmp_path, monkeypatch):
+    judge = tmp_path / "judge"
+    (judge / "workspaces").mkdir(parents=True)
+    (judge / "workspaces" / "manifest.json").write_text("{}")
+    monkeypatch.setenv("SPRINTFLOW_JUDGE_HOME", str(judge))
+    assert str(judge) in own_state()
+    out, _ = _run(f"ls /dev; ls -A {judge}; test -S /run/docker.sock && echo docker-socket; "
+                  "cat /proc/self/status | grep CapEff", tmp_path)
+    devices = out.split("\n")[:out.split("\n").index("zero") + 1]
+    assert not [d for d in devices if d.startswith(("sd", "vd", "nvme", "loop", "mem", "kmem"))], devices
+    assert "manifest.json" not in out and "docker-socket" not in out
+    assert "CapEff:\t0000000000000000" in out
+
+
+def test_no_network_means_loopback_only(tmp_path):
+    script = ("python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+              "c = socket.create_connection(s.getsockname()); print('loopback')\"; cat /proc/net/dev | "
+              "grep -c ':' ")
+    out, _ = _run(script, tmp_path, network=False)
+    assert out.split() == ["loopback", "1"]  # lo is up, and it is the only interface
+
+
+def test_a_view_that_cannot_be_built_is_an_error_and_nothing_runs(tmp_path):
+    result = run_command(f"touch {tmp_path}/ran", cwd=tmp_path, timeout=30,
+                         contain=Containment(binds=(Bind(str(tmp_path), "/sprintflow-missing/x"),)))
+    assert result.error and "containment could not be built" in result.error
+    assert not (tmp_path / "ran").exists()
