@@ -8,9 +8,13 @@ import click
 
 from sprintflow.cli import exit_with_verdict
 from sprintflow.errors import InputError, TestRunCrashed
+from sprintflow.io.confine import NotRegular, open_regular
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.validation import load_document
 from sprintflow.testing.testrun import TEST_REPORT_FORMATS, build_test_run, new_run_id
+
+MAX_REPORT_BYTES = 64 << 20
+"""A report larger than this is read only up to here."""
 
 __all__ = ["testrun"]
 
@@ -50,8 +54,11 @@ def parse(report: Path, fmt: str, contract: Path | None, language: str, run_id: 
 
 def _read(report: Path) -> str:
     try:
-        return report.read_text(encoding="utf-8")
+        with open_regular(report) as handle:
+            return handle.read(MAX_REPORT_BYTES + 1)[:MAX_REPORT_BYTES].decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{report}: no such report file") from None
+    except NotRegular as exc:
+        raise InputError(f"cannot read the report {exc.strerror}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{report}: cannot read the report: {exc}") from None

@@ -9,6 +9,8 @@ never follows a path on its word:
 - :func:`confined` resolves a path and refuses one that leads out of its root;
 - :func:`read_confined` reads a regular file only, without following a final
   symlink, and at most a given number of bytes;
+- :func:`open_regular` opens a file someone named for reading only when it is a
+  regular file (a FIFO or a device could block forever or never end);
 - :func:`clear_way` removes what stands in the way of a write we own (a symlink
   or a file where our folder should be), so a write never lands outside.
 """
@@ -19,10 +21,42 @@ import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from sprintflow.errors import OutsideWorkspace
 
-__all__ = ["clear_way", "confined", "read_confined", "relative_path_problem"]
+__all__ = ["NotRegular", "clear_way", "confined", "open_regular", "read_confined", "relative_path_problem"]
+
+
+class NotRegular(OSError):
+    """What was to be read is a FIFO, a socket, a device or a folder: it is never opened for reading."""
+
+
+def open_regular(path: Path | str, *, follow_links: bool = True) -> BinaryIO:
+    """``path`` opened for reading in binary, when it is a regular file; never blocks on opening.
+
+    Raises:
+        NotRegular: it is something else (the message says what).
+        OSError: it cannot be opened (FileNotFoundError when it does not exist).
+
+    Example:
+        >>> import os, tempfile
+        >>> fifo = Path(tempfile.mkdtemp()) / "bugs.ndjson"; os.mkfifo(fifo)
+        >>> open_regular(fifo)
+        Traceback (most recent call last):
+        ...
+        sprintflow.io.confine.NotRegular: .../bugs.ndjson: a FIFO, not a regular file
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device",
+                stat.S_IFDIR: "a folder"}.get(stat.S_IFMT(info.st_mode), "a special file")
+        raise NotRegular(errno.EINVAL, f"{path}: {kind}, not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def relative_path_problem(value: str) -> str | None:

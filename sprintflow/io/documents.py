@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import DocumentError, Problem
+
+from .confine import NotRegular, open_regular
 
 __all__ = ["MAX_DOCUMENT_BYTES", "loads_json", "loads_toml", "non_finite_paths", "read_json", "read_text",
            "read_toml", "shallow"]
@@ -46,13 +49,16 @@ def read_text(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> str:
         sprintflow.errors.DocumentError: .../c.json: not UTF-8: byte 0xe9 at line 1 column 15
     """
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise DocumentError([Problem(str(path), None, f"{size:,} bytes, larger than the {limit:,} "
-                                                          "a document may be")])
-        data = path.read_bytes()
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise DocumentError([Problem(str(path), None, f"{size:,} bytes, larger than the {limit:,} "
+                                                              "a document may be")])
+            data = handle.read(limit + 1)
     except FileNotFoundError:
         raise DocumentError([Problem(str(path), None, "file not found")]) from None
+    except NotRegular as exc:
+        raise DocumentError([Problem(str(path), None, str(exc.strerror).split(": ", 1)[-1])]) from None
     except OSError as exc:
         raise DocumentError([Problem(str(path), None, f"cannot read: {exc.strerror or exc}")]) from None
     try:

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from sprintflow.errors import DiskFull
 
-from .confine import clear_way
+from .confine import clear_way, open_regular
 from .documents import loads_json
 from .layout import STATE_DIR
 
@@ -217,9 +217,14 @@ def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
         [(1, True), (2, False)]
     """
     path = Path(path)
-    if not path.exists():
+    try:
+        handle = open_regular(path)
+    except FileNotFoundError:
         return
-    with path.open("rb") as handle:
+    except OSError as exc:  # a FIFO, a folder, unreadable: one problem, never a wait
+        yield NdjsonLine(0, None, f"{path}: cannot be read: {exc.strerror or exc}")
+        return
+    with handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from sprintflow.errors import InputError, TransitionError
+from sprintflow.io.confine import open_regular
 from sprintflow.io.files import append_ndjson, file_lock, read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas._base import utc_now
@@ -203,7 +204,7 @@ def _advance(path: Path) -> tuple[_Cursor, str | None]:
     fresh line, so a torn record then reads as one invalid line.
     """
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)
     except FileNotFoundError:
         _CURSORS.pop(path.resolve(), None)
         return _Cursor(), None
