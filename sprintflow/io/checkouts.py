@@ -1,13 +1,21 @@
-"""Workspaces that come from git: a clone per repository in a checkout cache, updated per run."""
+"""Workspaces that come from git: a mirror per repository in a checkout cache, a fresh tree per run.
+
+The remote is fetched into a bare mirror that only sprintflow writes (with the user's credentials,
+:func:`~sprintflow.io.git.git_remote`). Each run then gets its workspace cloned anew from that
+mirror, with only ``.sprintflow/`` (history and results accumulate across scheduled runs) carried
+over: nothing an agent left in the last run's tree, its ``.git/`` included, survives into the next.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
-from .git import git
+from .git import git, git_remote
 
 __all__ = ["CHECKOUTS_ENV", "checkouts_root", "update_checkout"]
 
@@ -21,18 +29,23 @@ def checkouts_root() -> Path:
 
 
 def update_checkout(url: str, branch: str) -> Path:
-    """Clone ``url`` at ``branch`` into the checkout cache, or update the existing clone to it.
-
-    The clone is reset to the branch's latest commit and cleaned, except for
-    ``.sprintflow/`` (history and results accumulate across scheduled runs).
-    """
+    """The workspace of ``url`` at ``branch``'s latest commit, cloned anew from the mirror (fetched first)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
     target = checkouts_root() / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
-    if not (target / ".git").is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        git("clone", "--branch", branch, url, str(target))
+    mirror = target.with_name(f"{target.name}.mirror.git")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not (mirror / "HEAD").is_file():
+        git_remote("clone", "--mirror", "--quiet", url, str(mirror))
     else:
-        git("fetch", "origin", branch, cwd=target)
-        git("checkout", "-f", "-B", branch, "FETCH_HEAD", cwd=target)
-        git("clean", "-fd", "-e", ".sprintflow", cwd=target)
+        git_remote("fetch", "--quiet", "--prune", "origin", cwd=mirror)
+    fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    git("clone", "--quiet", "--no-hardlinks", "--branch", branch, str(mirror), "tree", cwd=fresh, writes_tree=True,
+        reads=[str(mirror)])
+    state = target / ".sprintflow"
+    if state.is_dir() and not state.is_symlink():
+        state.rename(fresh / "tree" / ".sprintflow")
+    if target.exists() or target.is_symlink():
+        shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+    (fresh / "tree").rename(target)
+    fresh.rmdir()
     return target
