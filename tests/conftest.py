@@ -14,6 +14,22 @@ EXAMPLES = ROOT / "examples"
 IMAGE = "sprintflow-sandbox:latest"
 
 
+def pytest_configure(config):
+    """The judge's store of this session, not the user's: every workspace a test makes leaves objects there."""
+    import tempfile
+
+    os.environ.setdefault("SPRINTFLOW_JUDGE_HOME", tempfile.mkdtemp(prefix="sprintflow-test-judge-"))
+
+
+def pytest_unconfigure(config):
+    home = os.environ.get("SPRINTFLOW_JUDGE_HOME", "")
+    if Path(home).name.startswith("sprintflow-test-judge-"):
+        from sprintflow.judge.tree import unmount_below
+
+        unmount_below(Path(home))
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def _docker_ready() -> str | None:
     """None when a Docker engine answers and the sandbox image exists, else why not."""
     from sprintflow.evaluate.executors import docker_available
