@@ -30,9 +30,9 @@ from sprintflow.evaluate.strategies import STRATEGIES
 from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
 from sprintflow.io.files import store_or_note
-from sprintflow.io.hashing import file_hashes
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
+from sprintflow.judge.tree import JudgedTree, WorkspaceStore, changed_since, remove_tree, stat_picture
 from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, flow, task_value, verdict_state
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import (
@@ -44,7 +44,6 @@ from sprintflow.schemas import (
     VerificationMethod,
 )
 from sprintflow.sprint.findings import environment_blocker
-from sprintflow.sprint.guard import Snapshot
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
 __all__ = ["evaluate_flow"]
@@ -95,7 +94,7 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
 def evaluate_flow(workspace: str, contract: str, executor: str | None = None, use_cache: bool = True,
                   iteration: int | None = None, blocking_issues: list[str] | None = None,
                   notes: list[str] | None = None, usage: dict[str, Any] | None = None,
-                  config: dict[str, Any] | None = None) -> State[EvalResult]:
+                  config: dict[str, Any] | None = None, tree: dict[str, Any] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     The run ends Completed when the contract passed, ``ContractFailed`` when the
@@ -114,35 +113,47 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
         notes: observations that do not block (files changed outside estimatedFiles).
         usage: the generator step's ``engine``, ``tokens`` and ``cost``, for the history rows.
         config: the sprint's pinned configuration (default: the workspace's, read now).
+        tree: the judged tree a sprint built (baseline plus the judged change); default: the
+            judge builds one from the workspace as it is now.
     """
     started = time.monotonic()
     with workspace_lock(workspace):
         project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
-        # The project's own runtime and dependencies, before any strategy runs (Docker only).
-        runner = with_project_sandbox(resolve_executor(executor, project.executor), Path(workspace))
-        plan = plan_evaluation(Path(workspace), Path(contract), runner, iteration, project)
-        print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) in {plan.workspace} "
-              f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
-        strategies, criteria, undone = _judge_in_view(plan, use_cache)
-        if undone:
-            blocking_issues = [*(blocking_issues or []), "Files changed during the evaluation (undone, so the "
-                               f"workspace is as it was): {', '.join(undone[:20])}"]
-        result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
-                                      blocking_issues=blocking_issues or [], notes=notes or [])
-        return _record(plan, result, runner, started, usage)
+        judged = JudgedTree.from_dict(tree) if tree else _snapshot(Path(workspace))
+        try:
+            # The project's own runtime and dependencies, before any strategy runs (Docker only).
+            runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root)
+            plan = plan_evaluation(Path(workspace), Path(contract), runner, judged, iteration, project)
+            print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) of {plan.workspace} "
+                  f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
+            before = stat_picture(plan.workspace)
+            strategies, criteria = _judge_in_view(plan, use_cache)
+            touched = changed_since(plan.workspace, before)
+            if touched:
+                blocking_issues = [*(blocking_issues or []), "The workspace changed while it was judged, though "
+                                   "nothing judged runs there (each strategy sees only the judged tree): "
+                                   f"{', '.join(touched[:20])}"]
+            result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
+                                          blocking_issues=blocking_issues or [], notes=notes or [])
+            return _record(plan, result, runner, started, usage)
+        finally:
+            if not tree:
+                remove_tree(judged)
 
 
-def _judge_in_view(plan: EvaluationPlan, use_cache: bool
-                   ) -> tuple[list[StrategyResult], list[CriterionResult], list[str]]:
-    """Strategies and criteria, each in its own layer of the evaluation view; what they changed is undone.
+def _snapshot(workspace: Path) -> JudgedTree:
+    """The judged tree of a workspace as it is now (an evaluation outside a sprint)."""
+    store = WorkspaceStore(workspace)
+    snapshot = store.scan()
+    return store.materialize(snapshot.manifest, snapshot.dependencies)
 
-    Without overlay layers they run in the workspace, copied into memory first and put back after:
-    the third value names what was changed there.
-    """
-    view = open_view(plan.workspace)
-    fallback = None if view.root is not None else Snapshot(plan.workspace, file_hashes)
-    if fallback is not None:
-        print(f"WARNING: strategies run in the workspace itself, not in isolated layers ({overlay_unavailable()})")
+
+def _judge_in_view(plan: EvaluationPlan, use_cache: bool) -> tuple[list[StrategyResult], list[CriterionResult]]:
+    """Strategies and criteria, each in its own layer of the evaluation view over the judged tree."""
+    view = open_view(plan.tree.root)
+    if not view.overlays:
+        print(f"note: each strategy runs in a copy of the judged tree, not in an overlay layer "
+              f"({overlay_unavailable()})")
     try:
         plan = replace(plan, view=view)
         futures = _submit_strategies(plan, use_cache)
@@ -150,8 +161,7 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool
         criteria = _judge_criteria(plan, strategies, use_cache)
     finally:
         view.close()
-        undone = fallback.restore() if fallback is not None else []
-    return strategies, criteria, undone
+    return strategies, criteria
 
 
 def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started: float,
@@ -177,7 +187,7 @@ def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started:
     create_table_artifact(eval_table(result), key=f"{key}-table", description=description)
     line = verdict_line(result)
     print(f"{line} ({path or 'not stored'})")
-    blocker = environment_blocker(result, plan.workspace)
+    blocker = environment_blocker(result, plan.source)
     if blocker:
         return verdict_state(result, BLOCKED, f"{result.contract_id} is blocked by its environment: {blocker}"[:1000])
     return verdict_state(result, None if result.overall_result == "pass" else CONTRACT_FAILED, line[:1000])

@@ -8,6 +8,7 @@ so a run killed at any moment continues where it stopped when started again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from prefect.artifacts import (
@@ -20,8 +21,10 @@ from prefect.runtime import flow_run
 from prefect.states import State
 
 from sprintflow.evaluate.result import load_eval
-from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.io.layout import STATE_DIR, WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
+from sprintflow.judge.sprint import Admission, SprintJudge
+from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.runs import (
     BLOCKED,
     NEEDS_REWORK,
@@ -33,14 +36,13 @@ from sprintflow.runs import (
     run_flow,
     verdict_state,
 )
-from sprintflow.schemas import ContractStatus, ProjectConfig, SprintContract
+from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import resolve_engine
 from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
-from sprintflow.sprint.guard import Guard
 from sprintflow.sprint.journal import read_journal, write_journal
-from sprintflow.sprint.pin import pin_judge, release_pin
+from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
 from sprintflow.sprint.prompt import generator_prompt
 from sprintflow.tasks.sprint import generate_task, tester_task
 from sprintflow.testing.tester import (
@@ -57,27 +59,64 @@ from .evaluate import evaluate_flow
 __all__ = ["sprint_flow"]
 
 
-def _generate(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int,
-              engine: str, tester: str | None) -> dict:
-    """The guarded generator step of one iteration; its journal entry marks it done."""
+@dataclass(frozen=True)
+class _Sprint:
+    """What every iteration of a sprint run shares: where, judged by what, with which engines."""
+
+    workspace: Path
+    pin: JudgePin
+    contracts: Path
+    engine: str
+    executor: str | None
+    tester: str | None
+
+    @property
+    def project(self) -> ProjectConfig:
+        return self.pin.config
+
+    def judge(self, contract: SprintContract) -> SprintJudge:
+        """The judge of ``contract``'s iterations: the pinned baseline, admitted by its estimatedFiles."""
+        inputs = [*self.project.sprint.held_out, *self.project.protected_paths]
+        if self.contracts.is_relative_to(self.workspace) and self.contracts != self.workspace:
+            inputs.append(self.contracts.relative_to(self.workspace).as_posix())
+        return SprintJudge(WorkspaceStore(self.workspace), self.pin.baseline,
+                           Admission(estimated_files=tuple(contract.estimated_files), judge_inputs=tuple(inputs),
+                                     tester_tests=tester_settings(self.project).tests_dir if self.tester else None))
+
+    def secret(self) -> list[str]:
+        """What the generator may not even read (relative): the state, held-out evals, the tester's tests,
+        the contracts."""
+        paths = [STATE_DIR, *self.project.sprint.held_out]
+        if self.tester:
+            paths.append(tester_settings(self.project).tests_dir)
+        if self.contracts.is_relative_to(self.workspace) and self.contracts != self.workspace:
+            paths.append(self.contracts.relative_to(self.workspace).as_posix())
+        return paths
+
+    def hidden(self) -> tuple[str, ...]:
+        return tuple(str(self.workspace / rel) for rel in self.secret() if (self.workspace / rel).exists())
+
+
+def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict:
+    """The generator step of one iteration, judged; its journal entry marks it done."""
+    workspace, project = sprint.workspace, sprint.project
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
-    guard = Guard(workspace, project, contract, also=(tester_settings(project).tests_dir,) if tester else ())
-    entry = generate_task(workspace, contract.contract_id, iteration, engine,
-                          generator_prompt(contract, iteration, previous), project.engines.timeout, guard.hidden())
-    report = guard.check_and_restore()
-    entry.update(tampered=report.tampered, harness=report.harness, tests=report.tests, reviewed=report.reviewed,
-                 reaches=report.reaches, unexpected=report.unexpected, changed=report.changed)
+    judge = sprint.judge(contract)
+    entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine,
+                          generator_prompt(contract, iteration, previous), project.engines.timeout,
+                          sprint.hidden(), judge.discarded())
+    entry["change"] = judge.judge_step().to_dict()
     if project.sprint.branch_pattern:
-        entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration)
+        entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration,
+                                           hide=sprint.secret()[1:])
     write_journal(workspace, contract.contract_id, iteration, entry)
     return entry
 
 
-def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, iteration: int, engine: str,
-          executor: str | None, entry: dict) -> tuple[list[str], list[str]]:
+def _test(sprint: _Sprint, contract: SprintContract, iteration: int, entry: dict) -> tuple[list[str], list[str]]:
     """The tester step after the generator's, journaled under "tester" (``started`` first, so a
-    step cut off is resumed); returns its blocking issues and notes."""
-    cid = contract.contract_id
+    step cut off is resumed); its tests run on the judged tree. Returns its blocking issues and notes."""
+    workspace, project, cid = sprint.workspace, sprint.project, contract.contract_id
     previous = (read_journal(workspace, cid, iteration - 1) or {}).get("tester")
     current = entry.get("tester")
     if current is None or current["status"] != "finished":
@@ -85,19 +124,20 @@ def _test(workspace: Path, project: ProjectConfig, contract: SprintContract, ite
         run_id = current["runId"] if current else new_tester_run_id(workspace)
         entry["tester"] = {"status": "started", "mode": mode, "runId": run_id}
         write_journal(workspace, cid, iteration, entry)
-        entry["tester"] = tester_task(workspace, contract, iteration, project, mode, engine, executor, run_id,
-                                      previous["runId"] if previous else None)
+        entry["tester"] = tester_task(workspace, contract, iteration, project, mode, sprint.tester or "",
+                                      sprint.executor, run_id, previous["runId"] if previous else None,
+                                      sprint.judge(contract))
         write_journal(workspace, cid, iteration, entry)
     return tester_findings(entry["tester"], previous, evaluator_runs_tests(project))
 
 
-def _iterate(workspace: Path, path: Path, contract: SprintContract, project: ProjectConfig, engine: str,
-             executor: str | None, max_iterations: int, tester: str | None = None) -> ContractStatus | str:
+def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iterations: int) -> ContractStatus | str:
     """Iterations until a pass or the limit; resumes from whatever files the last run left.
 
     Returns the contract's final status, or why the environment blocks it (the iteration is
     not counted: it is judged again when the sprint runs next).
     """
+    workspace = sprint.workspace
     if transition(contract, ContractStatus.in_progress):
         write_contract(path, contract)
     while True:
@@ -112,19 +152,31 @@ def _iterate(workspace: Path, path: Path, contract: SprintContract, project: Pro
         if result is not None and environment_blocker(result, workspace):
             result = None  # the environment was to blame last time: judge the same generator step again
         if result is None or entry is None:
-            entry = entry or _generate(workspace, project, contract, iteration, engine, tester)
-            blocking, notes = generator_findings(entry)
-            if tester:
-                more_blocking, more_notes = _test(workspace, project, contract, iteration, tester, executor, entry)
-                blocking, notes = blocking + more_blocking, notes + more_notes
-            result = run_flow(evaluate_flow, str(workspace), str(path), executor=executor, iteration=iteration,
-                              blocking_issues=blocking, notes=notes, usage=generator_usage(entry, engine),
-                              config=project.to_dict())
-            blocker = environment_blocker(result, workspace)
+            entry = entry or _generate(sprint, contract, iteration)
+            result, blocker = _judge_iteration(sprint, path, contract, iteration, entry)
             if blocker:
                 return blocker
         record_iteration(contract, result)
         write_contract(path, contract)
+
+
+def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iteration: int,
+                     entry: dict) -> tuple[EvalResult, str | None]:
+    """The tester's step (when there is a tester), then the evaluation of the judged tree; and the
+    environment's blocker, if it is to blame."""
+    blocking, notes = generator_findings(entry)
+    if sprint.tester:
+        more_blocking, more_notes = _test(sprint, contract, iteration, entry)
+        blocking, notes = blocking + more_blocking, notes + more_notes
+    tree = sprint.judge(contract).judged_tree()
+    try:
+        result = run_flow(evaluate_flow, str(sprint.workspace), str(path), executor=sprint.executor,
+                          iteration=iteration, blocking_issues=blocking, notes=notes,
+                          usage=generator_usage(entry, sprint.engine), config=sprint.project.to_dict(),
+                          tree=tree.to_dict())
+        return result, environment_blocker(result, tree.root)
+    finally:
+        remove_tree(tree)
 
 
 def _finish(path: Path, contract: SprintContract, status: ContractStatus) -> None:
@@ -172,16 +224,15 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         print(f"Judged by the configuration pinned at {pin.pinned_at} from {pin.source or 'the defaults'}")
         folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
         loaded = load_contracts(folder)
-        generator = resolve_engine("generator", explicit=engine, config=project.engines)
-        tester = tester_engine(project)
+        sprint = _Sprint(root, pin, folder, resolve_engine("generator", explicit=engine, config=project.engines),
+                         executor, tester_engine(project))
         limit = max_iterations or project.evaluator.max_iterations
         order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
         progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")
         outcomes: dict[str, str] = {}
         for done, cid in enumerate(order, start=1):
             path, contract = loaded[cid]
-            outcomes[cid] = _run_one(root, path, contract, project, generator, executor, limit, retry_rework,
-                                     outcomes, tester)
+            outcomes[cid] = _run_one(sprint, path, contract, limit, retry_rework, outcomes)
             print(f"{cid}: {outcomes[cid]} after {len(contract.iteration_history)} iteration(s)")
             # In a sync flow the artifact call returns its id (its type also admits the async variant).
             update_progress_artifact(progress, progress=100.0 * done / len(order))  # type: ignore[arg-type]
@@ -210,9 +261,8 @@ def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, str | None]:
     return f"COMPLETED {joined(outcomes) or 'no contract to run'}", None
 
 
-def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectConfig, generator: str,
-             executor: str | None, limit: int, retry_rework: bool, outcomes: dict[str, str],
-             tester: str | None = None) -> str:
+def _run_one(sprint: _Sprint, path: Path, contract: SprintContract, limit: int, retry_rework: bool,
+             outcomes: dict[str, str]) -> str:
     if contract.status is ContractStatus.completed:
         return "completed"
     if contract.status is ContractStatus.needs_rework and not retry_rework:
@@ -222,7 +272,7 @@ def _run_one(root: Path, path: Path, contract: SprintContract, project: ProjectC
         print(f"{contract.contract_id} is blocked by {', '.join(blockers)}")
         _emit(contract, "blocked")
         return "blocked"
-    status = _iterate(root, path, contract, project, generator, executor, limit, tester)
+    status = _iterate(sprint, path, contract, limit)
     if not isinstance(status, ContractStatus):
         print(f"{contract.contract_id} is blocked by its environment, not its code (no iteration spent): {status}")
         _emit(contract, "blocked")

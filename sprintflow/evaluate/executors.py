@@ -7,6 +7,7 @@ Docker client is created inside ``run``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -18,13 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sprintflow.errors import ExecutorUnavailable, InputError
-from sprintflow.io.process import CappedBuffer, CommandResult, Containment, run_command
+from sprintflow.io.containment import Bind, Containment, containment_unavailable
+from sprintflow.io.process import CappedBuffer, CommandResult, run_command
 from sprintflow.io.secrets import strategy_env
 from sprintflow.schemas import ExecutorConfig, ExecutorRecord
 
 from .docker_host import DEADLINE_LABEL, LABEL, LEASE_LABEL, OWNER_LABEL, docker_host_slot, owner_label, reconcile_once
 
 if TYPE_CHECKING:
+    from sprintflow.judge.tree import JudgedTree
     from sprintflow.sandbox.prepare import PreparedSandbox
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "DockerExecutor",
     "Executor",
     "LocalExecutor",
+    "TreeBinding",
     "docker_available",
     "resolve_executor",
 ]
@@ -60,11 +64,26 @@ class CommandSpec:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class TreeBinding:
+    """How commands see a judged tree: where it came from, and the dependency folders it gets from there."""
+
+    workspace: str
+    """The workspace the tree was judged for: its dependency folders (as pinned) are mounted read-only,
+    and the local executor shows the tree at this path (so absolute paths, a virtualenv's, still work)."""
+    dependencies: tuple[str, ...] = ()
+
+
 class Executor(ABC):
-    """Runs shell commands in a workspace under a deadline with capped output."""
+    """Runs shell commands in a tree under a deadline with capped output."""
 
     kind: Literal["docker", "local"]
     config: ExecutorConfig
+    binding: TreeBinding | None
+
+    def for_tree(self, tree: JudgedTree) -> Executor:
+        """This executor, running commands on ``tree`` (with its dependency folders)."""
+        return dataclasses.replace(self, binding=TreeBinding(str(tree.workspace), tree.dependencies))  # type: ignore[type-var]
 
     @abstractmethod
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
@@ -93,17 +112,31 @@ class Executor(ABC):
 
 @dataclass(frozen=True)
 class LocalExecutor(Executor):
-    """Subprocess on the host: own process group, deadline, output cap, secrets scrubbed."""
+    """A contained process on the host (:mod:`~sprintflow.io.containment`): it sees its tree at the
+    workspace's path and the rest of the machine read-only, in its own network namespace unless the
+    strategy asks for network; deadline, output cap, secrets scrubbed."""
 
     config: ExecutorConfig = field(default_factory=ExecutorConfig)
     kind: Literal["local"] = "local"
+    binding: TreeBinding | None = None
 
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
-        return run_command(spec.command, cwd=workspace, timeout=spec.timeout,
+        shown = self.workspace_path(workspace)
+        # The tree where the workspace is, then the workspace's dependency folders (as pinned) into it,
+        # writable for the caches tools keep there, but what is written there vanishes with the command.
+        binds = [Bind(str(workspace), shown, writable=True)]
+        dependencies = self.binding.dependencies if self.binding is not None else ()
+        if self.binding is not None:
+            binds += [Bind(f"{self.binding.workspace}/{rel}", f"{shown}/{rel}") for rel in dependencies]
+        return run_command(spec.command, cwd=shown, timeout=spec.timeout,
                            output_limit=self.config.output_limit, env=strategy_env(spec.env, self.config.pass_env),
-                           contain=Containment())
+                           contain=Containment(binds=tuple(binds), network=spec.network,
+                                               discard=tuple(f"{shown}/{rel}" for rel in dependencies)))
 
     def workspace_path(self, workspace: Path) -> str:
+        """The workspace's own path when the tree can be shown there (contained), else the tree's."""
+        if self.binding is not None and containment_unavailable() is None:
+            return self.binding.workspace
         return str(workspace.resolve())
 
     def runner(self, name: str) -> str:
@@ -123,6 +156,7 @@ class DockerExecutor(Executor):
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     kind: Literal["docker"] = "docker"
     sandbox: PreparedSandbox | None = None
+    binding: TreeBinding | None = None
     """The workspace's own layered image (``sprintflow.sandbox.prepare``); None: ``config.image`` as it is."""
 
     def describe(self) -> str:
@@ -174,7 +208,10 @@ class DockerExecutor(Executor):
                    str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}}
         tmpfs = {"/tmp": "rw,exec,size=1g"}
         if self.sandbox is not None and not spec.image:
-            _mask_host_dependencies(workspace, self.sandbox, volumes, tmpfs)
+            _sandbox_dependencies(self.sandbox, volumes, tmpfs)
+        elif self.binding is not None:
+            for rel in self.binding.dependencies:  # the project chose its image: its own folders, read-only
+                volumes[f"{self.binding.workspace}/{rel}"] = {"bind": f"{CONTAINER_WORKSPACE}/{rel}", "mode": "ro"}
         try:
             container = client.containers.create(
                 image,
@@ -257,23 +294,15 @@ def _pump_frames(frames, out: CappedBuffer, err: CappedBuffer) -> None:
         err.write(f"\n[sprintflow: output stream ended early: {exc}]\n".encode())
 
 
-def _mask_host_dependencies(workspace: Path, sandbox: PreparedSandbox, volumes: dict, tmpfs: dict) -> None:
-    """Hide the host's node_modules and virtualenvs: they were built for the host, not for this image.
-
-    The sandbox's own node_modules (a read-only volume filled from its
-    dependency layer) takes the host's place, with writable scratch folders for
-    tool caches; a host virtualenv becomes an empty folder (the sandbox's is on PATH).
-    """
+def _sandbox_dependencies(sandbox: PreparedSandbox, volumes: dict, tmpfs: dict) -> None:
+    """The sandbox's own node_modules (a read-only volume filled from its dependency layer), with
+    writable scratch folders for tool caches. The host's dependency folders are not in the judged
+    tree (only empty folders where they go): they were built for the host, not for this image."""
     node_modules = f"{CONTAINER_WORKSPACE}/node_modules"
     if sandbox.node_modules_volume is not None:
         volumes[sandbox.node_modules_volume] = {"bind": node_modules, "mode": "ro"}
         for scratch in NODE_SCRATCH:
             tmpfs[f"{node_modules}/{scratch}"] = "rw,exec,size=256m"
-    elif (workspace / "node_modules").is_dir():
-        tmpfs[node_modules] = "ro,size=1k"
-    for child in workspace.iterdir():
-        if child.is_dir() and not child.is_symlink() and (child / "pyvenv.cfg").is_file():
-            tmpfs[f"{CONTAINER_WORKSPACE}/{child.name}"] = "ro,size=1k"
 
 
 def _container_user(workspace: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sprintflow.config import load_project_config
 from sprintflow.errors import WorkspaceError
-from sprintflow.io.hashing import workspace_hash
+from sprintflow.judge.tree import JudgedTree
 from sprintflow.schemas import (
     ProjectConfig,
     SprintContract,
@@ -32,19 +32,31 @@ class EvaluationPlan:
     """What one evaluation will do, decided before anything runs."""
 
     workspace: Path
+    """The workspace: where the results are written (``.sprintflow/``), never what is judged."""
+    tree: JudgedTree
+    """What is judged: the tree the judge built (:mod:`sprintflow.judge`)."""
     contract: SprintContract
     project: ProjectConfig
     strategies: list[StrategyConfig]
     """In the seed's order; includes strategies only a criterion asks for (not required)."""
     executor: Executor
     iteration: int
-    content_hash: str
     view: EvaluationView | None = None
-    """The layers strategies run in (:mod:`~sprintflow.evaluate.view`); None: the workspace itself."""
+    """The layers strategies run in (:mod:`~sprintflow.evaluate.view`); None: the tree itself."""
+
+    @property
+    def content_hash(self) -> str:
+        """The judged tree's digest: the cache key of what is judged."""
+        return self.tree.digest
+
+    @property
+    def source(self) -> Path:
+        """The judged tree's folder: what the project's manifests and reports are read from."""
+        return self.tree.root
 
     def run_for(self, strategy: StrategyConfig, root: Path | None = None) -> StrategyRun:
-        """The run of ``strategy`` in ``root`` (its view of the workspace; default the workspace)."""
-        return StrategyRun(root or self.workspace, strategy, self.project, self.executor, self.contract)
+        """The run of ``strategy`` in ``root`` (its layer of the judged tree; default the tree itself)."""
+        return StrategyRun(root or self.tree.root, strategy, self.project, self.executor, self.contract)
 
     def layer_of(self, strategy: StrategyConfig) -> str:
         """The name of the strategy's layer in the view: unique, even for two strategies of one type."""
@@ -58,7 +70,9 @@ class EvaluationPlan:
 
     @property
     def evaluation_view(self) -> EvaluationView:
-        return self.view or EvaluationView(self.workspace, None)
+        if self.view is None:
+            raise RuntimeError("the evaluation view is opened by the evaluate flow before any strategy runs")
+        return self.view
 
     def plugin(self, strategy: StrategyConfig) -> Strategy:
         """The strategy class that runs ``strategy`` in this project."""
@@ -100,22 +114,23 @@ def load_inputs(workspace: Path | str, contract_path: Path | str, project: Proje
     return contract, project, strategies
 
 
-def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor,
+def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: Executor, tree: JudgedTree,
                     iteration: int | None = None, project: ProjectConfig | None = None) -> EvaluationPlan:
     """Everything one evaluation needs, decided before anything runs.
 
     Example:
         >>> from sprintflow.evaluate.executors import LocalExecutor
+        >>> from sprintflow.judge.tree import JudgedTree
+        >>> tree = JudgedTree(Path("examples/python-api").resolve(), "0" * 64, Path("examples/python-api").resolve())
         >>> plan = plan_evaluation("examples/python-api", "examples/python-api/.sprintflow/contracts/"
-        ...                        "sprint-spec-20260115-todo-api-1.json", LocalExecutor())
+        ...                        "sprint-spec-20260115-todo-api-1.json", LocalExecutor(), tree)
         >>> [s.type.value for s in plan.strategies][:2], plan.eval_id
         (['build', 'typecheck'], 'eval-sprint-spec-20260115-todo-api-1-1')
     """
     contract, project, strategies = load_inputs(workspace, contract_path, project)
     return EvaluationPlan(
-        workspace=Path(workspace).resolve(), contract=contract, project=project, strategies=strategies,
-        executor=executor, iteration=iteration or len(contract.iteration_history) + 1,
-        content_hash=workspace_hash(workspace),
+        workspace=Path(workspace).resolve(), tree=tree, contract=contract, project=project, strategies=strategies,
+        executor=executor.for_tree(tree), iteration=iteration or len(contract.iteration_history) + 1,
     )
 
 

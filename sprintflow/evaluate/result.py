@@ -44,7 +44,7 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
     """
     regressions = find_regressions(previous, strategies, criteria)
     commands = {s.name: plan.plugin(s).command() or "" for s in plan.strategies}
-    feedback = generator_feedback(strategies, criteria, regressions, commands, plan.workspace)
+    feedback = generator_feedback(strategies, criteria, regressions, commands, plan.source)
     feedback = [*process_items(list(blocking_issues), list(notes)), *feedback]
     result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sprintflow.errors import ConfigError
-from sprintflow.io.process import CommandResult, Containment
+from sprintflow.io.containment import Bind, Containment, containment_unavailable
+from sprintflow.io.process import CommandResult
 from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.testrun import record_test_run
@@ -51,7 +52,7 @@ def _judge_in_layer(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Stra
     view = plan.evaluation_view
     with view.layer(layer, below=plan.below(strategy)) as root:
         judged = plugin.judge(plan.run_for(strategy, root))
-    return judged, view.changed_sources(layer, expected=plugin.outputs(plan.workspace))
+    return judged, view.changed_sources(layer, expected=plugin.outputs(plan.source))
 
 
 def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy, judged: Judged) -> Judged:
@@ -142,6 +143,9 @@ def manual_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionR
         return skipped_manual(criterion, "Manual criterion: no evaluator engine is configured "
                                          "to judge it by reading the code.")
     with plan.evaluation_view.layer(f"criterion-{criterion_id}") as root:
-        reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.workspace),
-                           cwd=root, timeout=plan.project.engines.timeout, contain=Containment())
+        # It reads the judged tree, shown where the workspace is (as every contained command sees its tree).
+        shown = str(plan.workspace) if containment_unavailable() is None else str(root)
+        reply = run_engine(engine, manual_prompt(criterion, plan.contract, plan.source), cwd=shown,
+                           timeout=plan.project.engines.timeout,
+                           contain=Containment(binds=(Bind(str(root), shown, writable=True),)))
     return judge_manual(criterion, reply)

@@ -1,49 +1,43 @@
-"""The evaluation's view of the workspace: every strategy sees the same tree, and what it writes stays its own.
+"""The evaluation's view of the judged tree: every strategy sees the same tree, and what it writes stays its own.
 
-Each strategy (and each custom or manual criterion) runs in a layer of its own:
-an overlay mount whose lower layer is the workspace, read-only, and whose upper
-layer collects whatever the strategy writes. So no strategy can change what
-another strategy, the guard or the next iteration sees, and the workspace is
-byte-identical after an evaluation. A strategy that needs the build's output
-(api-check, playwright) stacks the build's upper layer under its own.
+Each strategy (and each custom or manual criterion, and the tester's test run) runs in a layer
+of its own over the judged tree the judge built (:mod:`sprintflow.judge.tree`): an overlay mount
+whose lower layer is that tree, read-only, and whose upper layer collects whatever the strategy
+writes. So no strategy can change what another strategy sees, and nothing reaches the workspace.
+A strategy that needs the build's output (api-check, playwright) stacks the build's upper layer
+under its own.
 
-After a strategy, its upper layer says exactly what it wrote: tool outputs and
-caches (``dist/``, ``.pytest_cache/`` … and its own report) are expected; any
-other file it created, changed or deleted is a source it modified, and fails it.
+After a strategy, its upper layer says exactly what it wrote: tool outputs and caches (``dist/``,
+``.pytest_cache/`` … and its own report) are expected; any other file it created, changed or
+deleted is a source it modified, and fails it.
 
-Overlay mounts need root (or a user namespace, which other processes cannot
-see into). Without them, strategies run in the workspace itself, which is copied
-into memory first and put back afterwards, so the workspace is still unchanged
-after the evaluation and changed sources are still named, but strategies that
-run at the same time share what they write.
+Overlay mounts need root (or a user namespace, which other processes cannot see into). Without
+them each layer is a copy of the tree, and what the strategy changed in it is found by comparing
+the copy with the tree afterwards: the same answers, at the cost of a copy per strategy.
 """
 
 from __future__ import annotations
 
+import filecmp
 import fnmatch
 import functools
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sprintflow.io.hashing import IGNORED_DIRS
-from sprintflow.io.owner import owner_gone, owner_label
 from sprintflow.io.process import run_command
+from sprintflow.judge.areas import excluded_area
+from sprintflow.judge.tree import owned_scratch, reclaim_scratch, unmount_below
 
-__all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable", "reclaim_views"]
+__all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable"]
 
 TOOL_OUTPUTS = ("*.tsbuildinfo", ".eslintcache", "*.pyc", ".coverage", ".coverage.*", "junit*.xml",
                 "npm-debug.log*", ".DS_Store")
-"""File names tools write as a side effect; with ``IGNORED_DIRS`` folders, never a source change."""
-
-
-VIEW_PREFIX = "sprintflow-view-"
-OWNER_FILE = "owner"
+"""File names tools write as a side effect; with the areas that are never judged, never a source change."""
 
 
 @functools.cache
@@ -51,17 +45,16 @@ def overlay_unavailable() -> str | None:
     """Why overlay mounts cannot be used here, or None when they can (probed once)."""
     if os.geteuid() != 0:
         return "overlay mounts need root"
-    # Shaped like a view, with its owner: a process killed while probing leaves a mount that the
-    # next evaluation reclaims (reclaim_views).
-    probe = _owned_view_folder()
-    layer = probe / "probe"
+    # In a scratch folder naming its owner: a process killed while probing leaves a mount that the
+    # next evaluation reclaims.
+    probe = owned_scratch("probe-")
     try:
         for name in ("lower", "upper", "work", "merged"):
-            (layer / name).mkdir(parents=True)
-        mounted = _mount(layer / "merged", [layer / "lower"], layer / "upper", layer / "work")
-        if mounted is not None:
-            return mounted
-        _unmount(layer / "merged")
+            (probe / name).mkdir()
+        failure = _mount(probe / "merged", [probe / "lower"], probe / "upper", probe / "work")
+        if failure is not None:
+            return failure
+        _unmount(probe / "merged")
         return None
     finally:
         shutil.rmtree(probe, ignore_errors=True)
@@ -83,25 +76,27 @@ def _unmount(merged: Path) -> None:
 
 @dataclass(frozen=True)
 class EvaluationView:
-    """The layers of one evaluation; a plain value, so it crosses task boundaries."""
+    """The layers of one evaluation over a judged tree; a plain value, so it crosses task boundaries."""
 
-    workspace: Path
-    root: Path | None
-    """The folder holding the layers; None when overlays are unavailable (see :func:`overlay_unavailable`)."""
+    tree: Path
+    """The judged tree every layer starts from."""
+    root: Path
+    """The scratch folder holding the layers."""
+    overlays: bool = True
+    """False: each layer is a copy of the tree (see :func:`overlay_unavailable`)."""
 
     @contextmanager
     def layer(self, name: str, below: Iterable[str] = ()) -> Iterator[Path]:
-        """Mount the layer ``name`` (over the upper layers of ``below``, over the workspace); yield its root."""
-        if self.root is None:
-            yield self.workspace
-            return
+        """The layer ``name`` (over the upper layers of ``below``, over the tree), ready; yields its root."""
         base = self.root / name
         upper, work, merged = base / "upper", base / "work", base / "merged"
         for folder in (upper, work, merged):
             folder.mkdir(parents=True, exist_ok=True)
-        stacked = [self.root / other / "upper" for other in below]
-        lowers = [folder for folder in stacked if folder.is_dir()] + [self.workspace]
-        failure = _mount(merged, lowers, upper, work)
+        stacked = [folder for folder in (self.root / other / "upper" for other in below) if folder.is_dir()]
+        if not self.overlays:
+            yield from self._copied_layer(merged, upper, stacked)
+            return
+        failure = _mount(merged, [*stacked, self.tree], upper, work)
         if failure is not None:
             from sprintflow.errors import InfrastructureError
 
@@ -111,85 +106,59 @@ class EvaluationView:
         finally:
             _unmount(merged)
 
+    def _copied_layer(self, merged: Path, upper: Path, stacked: list[Path]) -> Iterator[Path]:
+        shutil.rmtree(merged)
+        shutil.copytree(self.tree, merged, symlinks=True)
+        for folder in reversed(stacked):
+            shutil.copytree(folder, merged, symlinks=True, dirs_exist_ok=True)
+        try:
+            yield merged
+        finally:
+            _keep_differences(merged, self.tree, stacked, upper)
+
     def changed_sources(self, name: str, expected: Iterable[str] = ()) -> list[str]:
         """Files the layer ``name`` created, changed or deleted that are not tool outputs, sorted.
 
         ``expected`` adds the strategy's own outputs (its report, the build's output folder).
         """
-        if self.root is None:
-            return []
         upper = self.root / name / "upper"
         allowed = list(expected)
         changed = []
         for path in _files(upper):
             rel = path.relative_to(upper).as_posix()
-            if _is_output(rel, allowed) or _same_as_below(path, self.workspace / rel):
+            if _is_output(rel, allowed) or _same_as_below(path, self.tree / rel):
                 continue
             changed.append(rel)
         return sorted(changed)
 
-    def outputs(self, name: str) -> Path | None:
-        """The folder holding what the layer ``name`` wrote (None without layers)."""
-        return None if self.root is None else self.root / name / "upper"
+    def outputs(self, name: str) -> Path:
+        """The folder holding what the layer ``name`` wrote."""
+        return self.root / name / "upper"
 
     def seed(self, name: str, outputs: Path) -> None:
         """Put earlier outputs (a cached build's) into the layer ``name``, for the layers stacked on it."""
-        if self.root is None or not outputs.is_dir():
-            return
-        shutil.copytree(outputs, self.root / name / "upper", symlinks=True, dirs_exist_ok=True)
+        if outputs.is_dir():
+            shutil.copytree(outputs, self.root / name / "upper", symlinks=True, dirs_exist_ok=True)
 
     def close(self) -> None:
         """Unmount whatever is left and delete the layers."""
-        if self.root is not None:
-            _remove_layers(self.root)
+        unmount_below(self.root)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _remove_layers(root: Path) -> None:
-    for merged in root.glob("*/merged"):
-        if os.path.ismount(merged):
-            _unmount(merged)
-    shutil.rmtree(root, ignore_errors=True)
+def open_view(tree: Path) -> EvaluationView:
+    """The view of one evaluation over the judged tree ``tree``: overlay layers, or copies of it.
 
-
-def open_view(workspace: Path) -> EvaluationView:
-    """The view of one evaluation: overlay layers under a fresh temp folder, or the workspace itself.
-
-    The folder names its owner, so the layers a killed evaluation left mounted are
-    unmounted and deleted by the next one (:func:`reclaim_views`).
+    The scratch folder names its owner, so the layers a killed evaluation left mounted are
+    unmounted and deleted by the next one.
     """
-    if overlay_unavailable() is not None:
-        return EvaluationView(workspace, None)
     _reclaim_once()
-    return EvaluationView(workspace, _owned_view_folder())
-
-
-def _owned_view_folder() -> Path:
-    """A fresh folder for layers, naming this process as its owner (see :func:`reclaim_views`)."""
-    root = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX))
-    (root / OWNER_FILE).write_text(owner_label())
-    return root
-
-
-def reclaim_views(folder: Path | None = None) -> list[Path]:
-    """Unmount and delete the views whose owner died (SIGKILL leaves them mounted); the ones removed.
-
-    Views of live evaluations, of other machines, or without an owner file are left alone.
-    """
-    removed = []
-    for root in Path(folder or tempfile.gettempdir()).glob(f"{VIEW_PREFIX}*"):
-        try:
-            owner = (root / OWNER_FILE).read_text()
-        except OSError:
-            continue
-        if owner_gone(owner):
-            _remove_layers(root)
-            removed.append(root)
-    return removed
+    return EvaluationView(tree, owned_scratch("view-"), overlays=overlay_unavailable() is None)
 
 
 @functools.cache
 def _reclaim_once() -> None:
-    reclaim_views()
+    reclaim_scratch()
 
 
 def _files(root: Path) -> Iterator[Path]:
@@ -199,9 +168,28 @@ def _files(root: Path) -> Iterator[Path]:
             yield Path(folder, name)
 
 
+def _keep_differences(copy: Path, tree: Path, stacked: list[Path], upper: Path) -> None:
+    """What a copied layer's strategy wrote, kept as an overlay's upper layer would keep it."""
+    for path in _files(copy):
+        rel = path.relative_to(copy)
+        if any((folder / rel).exists() for folder in stacked) or _same_file(path, tree / rel):
+            continue
+        (upper / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, upper / rel, follow_symlinks=False)
+
+
+def _same_file(path: Path, original: Path) -> bool:
+    try:
+        if path.is_symlink() or original.is_symlink():
+            return path.is_symlink() and original.is_symlink() and os.readlink(path) == os.readlink(original)
+        return stat.S_ISREG(path.lstat().st_mode) and filecmp.cmp(path, original, shallow=False)
+    except OSError:
+        return False
+
+
 def _is_output(rel: str, allowed: list[str]) -> bool:
     parts = rel.split("/")
-    if any(part in IGNORED_DIRS for part in parts[:-1]):
+    if any(excluded_area("/".join(parts[:i + 1]), part, True) for i, part in enumerate(parts[:-1])):
         return True
     if any(fnmatch.fnmatch(parts[-1], pattern) for pattern in TOOL_OUTPUTS):
         return True
@@ -209,11 +197,26 @@ def _is_output(rel: str, allowed: list[str]) -> bool:
 
 
 def _same_as_below(upper_file: Path, lower_file: Path) -> bool:
-    """A copy-up that left the content as it was (a tool that rewrote a file unchanged) is no change."""
+    """A copy-up that left the content as it was (a tool that rewrote a file unchanged) is no change.
+
+    Only regular files are read (a FIFO a strategy left would block), without following links.
+    """
     info = upper_file.lstat()
     if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
         return False  # an overlay whiteout: the file was deleted
     try:
-        return lower_file.is_file() and upper_file.read_bytes() == lower_file.read_bytes()
+        lower = lower_file.lstat()
     except OSError:
         return False
+    if not (stat.S_ISREG(info.st_mode) and stat.S_ISREG(lower.st_mode)) or info.st_size != lower.st_size:
+        return False
+    return _read_regular(upper_file) == _read_regular(lower_file)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read() if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None

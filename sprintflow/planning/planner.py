@@ -24,10 +24,10 @@ from typing import Any
 
 from sprintflow.config import load_project_config
 from sprintflow.errors import DocumentError, EngineError, Problem
+from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.io.process import Containment
 from sprintflow.schemas import PlanSpec, SprintContract, utc_now
 from sprintflow.schemas.validation import schema_problems, validate_data
 from sprintflow.sprint.contracts import dependency_order, load_contracts
@@ -412,7 +412,9 @@ def write_plan(workspace: Path | str, plan: Plan) -> list[Path]:
 def call_planner(engine: str, prompt: str, workspace: Path, timeout: float) -> EngineReply:
     """One planner engine call in the workspace; a failure is a reply with ``ok=False``, never an exception."""
     env = engine_env({"SPRINTFLOW_ROLE": "planner", "SPRINTFLOW_WORKSPACE": str(workspace)})
-    return run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=Containment())
+    # Contained like every engine; the project is its to write (its answer is what is read).
+    contain = Containment(binds=(Bind(str(workspace.resolve()), str(workspace.resolve()), writable=True),))
+    return run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=contain)
 
 
 def run_planner(request: str, workspace: Path | str = ".", engine: str | None = None, *,

@@ -8,6 +8,7 @@ from typing import Any
 from sprintflow.evaluate.environment import DeclaredDependencies
 from sprintflow.evaluate.feedback import strategy_environment_failure
 from sprintflow.schemas import EvalResult, Outcome
+from sprintflow.schemas.journal import JudgedChange
 
 __all__ = ["environment_blocker", "generator_findings", "generator_usage"]
 
@@ -21,34 +22,29 @@ def generator_usage(entry: dict[str, Any], engine: str) -> dict[str, Any]:
 
 def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Blocking issues and notes for the evaluation, from the generator step's journal entry."""
+    change = JudgedChange.model_validate(entry.get("change") or {})
     blocking = []
     if not entry["ok"]:
         blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration "
                         "journal under .sprintflow/runs/sprint/.")
-    if entry["tampered"]:
-        blocking.append("The generator changed protected files, which were restored: "
-                        + ", ".join(entry["tampered"][:20]))
     if entry.get("hiddenWrites"):
         blocking.append("The generator wrote into files hidden from it (held-out evals, the tester's tests, "
                         "sprintflow's state), which were thrown away: " + ", ".join(entry["hiddenWrites"][:20]))
-    if entry.get("harness"):
-        blocking.append("The generator changed files that decide how the code is judged (test-runner and linter "
-                        "configuration, conftest.py, package.json scripts, sprintflow's config), which were "
-                        "restored: " + ", ".join(entry["harness"][:20]))
-    if entry.get("tests"):
-        blocking.append("The generator changed or deleted existing tests, which were restored (add tests, do not "
-                        "weaken the ones there): " + ", ".join(entry["tests"][:20]))
-    if entry.get("reaches"):
+    if change.critical:
+        blocking.append("Part of the generator's change reaches what judges the code, so it is not judged and was "
+                        "undone in the workspace: " + "; ".join(change.critical[:20])
+                        + (f"; and {len(change.critical) - 20} more" if len(change.critical) > 20 else ""))
+    if change.reaches:
         blocking.append("Code the generator wrote reaches into the test runner that judges it: "
-                        + "; ".join(entry["reaches"][:20]))
-    notes = ([f"Files changed outside estimatedFiles: {', '.join(entry['unexpected'][:20])}"]
-             if entry["unexpected"] else [])
-    notes += [f"{rel} decides how the code is judged (a harness file or an existing test); the contract lets the "
-              f"generator change it, so the change is kept. Review it:\n{diff}"
-              for rel, diff in (entry.get("reviewed") or {}).items()]
+                        + "; ".join(change.reaches[:20]))
+    notes = [f"Files changed outside estimatedFiles: {', '.join(change.unexpected[:20])}"] if change.unexpected else []
+    notes += change.notes
+    notes += [f"{rel} decides how the code is judged (configuration or an existing test); the contract lets the "
+              f"generator change it, so the change is judged. Review it:\n{diff}"
+              for rel, diff in change.reviewed.items()]
     if entry.get("uncontained"):
-        notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files "
-                     "and leave processes behind.")
+        notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files, "
+                     "write outside the workspace and leave processes behind.")
     return blocking, notes
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sprintflow.io.process import Containment, containment_unavailable
+from sprintflow.io.containment import Bind, Containment, containment_unavailable
 
 from .engines import engine_env, run_engine
 
@@ -16,17 +16,20 @@ RAW_KEPT = 20_000
 
 
 def generate(workspace: Path, contract_id: str, iteration: int, engine: str, prompt: str, timeout: float,
-             hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+             hidden: tuple[str, ...] = (), discarded: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run the generator engine once; returns the iteration journal's entry for the step.
 
-    The engine runs contained (:class:`~sprintflow.io.process.Containment`): the
-    ``hidden`` paths (the state folder, held-out evals, the tester's tests) are
-    covered for it, and nothing it starts outlives it. Its failure is a failed
-    step with the raw output kept, never an exception.
+    The engine runs contained (:mod:`~sprintflow.io.containment`): the workspace is all it
+    may write, the ``hidden`` paths (the state folder, held-out evals, the tester's tests,
+    the contracts) are covered for it, its writes to the ``discarded`` ones (the dependency
+    folders the judge runs the code with) vanish, and nothing it starts outlives it. Its
+    failure is a failed step with the raw output kept, never an exception.
     """
     env = engine_env({"SPRINTFLOW_CONTRACT_ID": contract_id, "SPRINTFLOW_ITERATION": str(iteration),
                       "SPRINTFLOW_WORKSPACE": str(workspace)})
-    reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=Containment(hide=hidden))
+    contain = Containment(binds=(Bind(str(workspace), str(workspace), writable=True),), hide=hidden,
+                          discard=discarded)
+    reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=contain)
     return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code,
             "durationMs": round(reply.duration_s * 1000),
             "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,

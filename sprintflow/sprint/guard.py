@@ -1,4 +1,4 @@
-"""One snapshot/restore mechanism for files an agent must not change.
+"""A snapshot/restore of files the tester may not change (the generator is judged by :mod:`sprintflow.judge`).
 
 A :class:`Snapshot` hashes and copies a *scope* of workspace files before an
 agent runs and, afterwards, puts back every file of that scope that changed,
@@ -26,22 +26,18 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from sprintflow.io.confine import clear_way
 from sprintflow.io.hashing import IGNORED_DIRS, file_digest, file_hashes
-from sprintflow.io.layout import STATE_DIR
-from sprintflow.schemas import ProjectConfig, SprintContract
 
-from .harness import describe_change, harness_files, reaches_into_judge, test_files
-
-__all__ = ["Guard", "GuardReport", "Scope", "Snapshot", "before_after_diff", "matches", "outside_scope", "paths_scope"]
+__all__ = ["Scope", "Snapshot", "before_after_diff", "matches", "outside_scope", "paths_scope"]
 
 Scope = Callable[[Path], dict[str, str]]
 """Workspace -> relative path -> digest of every file the snapshot watches."""
@@ -117,10 +113,16 @@ class _Saved:
     link: str | None = None
 
 
-def _save(path: Path) -> _Saved:
-    if path.is_symlink():
+def _save(path: Path) -> _Saved | None:
+    """The file's bytes, or a symlink's target; None for a FIFO, socket or device (never opened: it could block)."""
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
         return _Saved(b"", 0, link=os.readlink(path))
-    return _Saved(path.read_bytes(), path.stat().st_mode & 0o7777)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        return _Saved(handle.read(), info.st_mode & 0o7777)
 
 
 def _put_back(saved: _Saved, target: Path) -> None:
@@ -143,7 +145,7 @@ class Snapshot:
         self.workspace = workspace
         self.scope = scope
         self.before = scope(workspace)
-        self.copies = {rel: _save(workspace / rel) for rel in self.before}
+        self.copies = {rel: saved for rel in self.before if (saved := _save(workspace / rel)) is not None}
 
     def changed(self) -> list[str]:
         """Paths of the scope changed, created or deleted since the snapshot, sorted."""
@@ -180,103 +182,3 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
-
-
-@dataclass
-class GuardReport:
-    """What the generator step changed that it should not have."""
-
-    tampered: list[str] = field(default_factory=list)
-    """Protected files changed, added or removed (all restored)."""
-    harness: list[str] = field(default_factory=list)
-    """Harness files the generator changed, each with what changed (all restored)."""
-    tests: list[str] = field(default_factory=list)
-    """Existing tests the generator changed or deleted, each with what happened (all restored)."""
-    reviewed: dict[str, str] = field(default_factory=dict)
-    """Harness files and tests changed that estimatedFiles names: kept, with their diff for a reviewer."""
-    reaches: list[str] = field(default_factory=list)
-    """Lines the generator added that reach into the test runner (``file:line reaches into …``)."""
-    unexpected: list[str] = field(default_factory=list)
-    """Files changed outside the contract's estimatedFiles (reported, kept)."""
-    changed: list[str] = field(default_factory=list)
-
-
-class Guard:
-    """Watches what the generator must not change, and undoes it after the generator step.
-
-    Hidden (the generator cannot even read them while it runs, see :meth:`hidden`):
-    ``.sprintflow/`` (contracts, results, the pinned judge), the held-out evals
-    and any ``also`` (the tester's tests: the code writer must not weaken the tests
-    that judge it). Protected: those, and ``protected_paths``. Harness files
-    (:mod:`~sprintflow.sprint.harness`) are judge inputs: changes are undone unless
-    the contract's ``estimatedFiles`` names them. Every copy is kept in memory.
-    """
-
-    def __init__(self, workspace: Path, project: ProjectConfig, contract: SprintContract,
-                 also: tuple[str, ...] = ()):
-        self.workspace = workspace
-        self.secret = [STATE_DIR, *project.sprint.held_out, *also]
-        self.expected = contract.estimated_files
-        self.before_all = file_hashes(workspace)
-        self.sources = _small_files(workspace, self.before_all)
-        # The state folder's reports and history are outputs, not judge inputs: not worth a copy.
-        state = paths_scope([STATE_DIR], ignored=frozenset({"history", "report"}))
-        others = paths_scope([*self.secret[1:], *project.protected_paths])
-        self.snapshot = Snapshot(workspace, lambda root: {**state(root), **others(root)})
-        self.harness = Snapshot(workspace, harness_files)
-        self.tests = Snapshot(workspace, test_files)
-
-    def hidden(self) -> tuple[str, ...]:
-        """The absolute paths to hide from the generator's view of the workspace."""
-        return tuple(str((self.workspace / rel).resolve()) for rel in self.secret if (self.workspace / rel).exists())
-
-    def check_and_restore(self) -> GuardReport:
-        """Compare, undo what the generator may not change, and report."""
-        tampered = self.snapshot.restore()
-        harness, harness_diffs = self._judge_inputs(self.harness, self.harness.changed())
-        # New tests are welcome; changing or deleting the tests that are there is not.
-        tests, test_diffs = self._judge_inputs(self.tests, [r for r in self.tests.changed() if r in self.tests.before])
-        changed = sorted(before_after_diff(self.before_all, file_hashes(self.workspace)))
-        unexpected = [f for f in changed if not matches(f, self.expected)]
-        reaches = [hit for rel in changed if (self.workspace / rel).is_file()
-                   for hit in reaches_into_judge(rel, self.sources.get(rel), self.workspace / rel)]
-        return GuardReport(tampered=tampered, harness=harness, tests=tests, reviewed={**harness_diffs, **test_diffs},
-                           reaches=reaches, unexpected=unexpected, changed=changed)
-
-    def _judge_inputs(self, snapshot: Snapshot, changed: list[str]) -> tuple[list[str], dict[str, str]]:
-        """Undo changes to judge inputs the contract does not name; describe them, and diff the named ones."""
-        reviewed = [rel for rel in changed if matches(rel, self.expected)]
-        undone = [rel for rel in changed if rel not in reviewed]
-        described = [describe_change(rel, snapshot.original(rel), self.workspace / rel) for rel in undone]
-        diffs = {rel: _diff(rel, snapshot.original(rel), self.workspace / rel) for rel in reviewed}
-        snapshot.restore(only=undone)
-        return described, diffs
-
-
-SOURCE_COPY_LIMIT = 64 << 20
-"""Bytes of small workspace files kept to tell the lines a generator added from those already there."""
-
-
-def _small_files(workspace: Path, files: dict[str, str], file_limit: int = 256 << 10) -> dict[str, bytes]:
-    """The content of the workspace's small files, up to :data:`SOURCE_COPY_LIMIT` in all."""
-    kept: dict[str, bytes] = {}
-    budget = SOURCE_COPY_LIMIT
-    for rel in files:
-        path = workspace / rel
-        try:
-            size = path.lstat().st_size
-            if path.is_symlink() or size > file_limit or size > budget:
-                continue
-            kept[rel] = path.read_bytes()
-        except OSError:
-            continue
-        budget -= size
-    return kept
-
-
-def _diff(rel: str, before: bytes | None, after: Path, limit: int = 4000) -> str:
-    """A unified diff of a harness file, bounded, for a reviewer."""
-    old = (before or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
-    new = after.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) if after.is_file() else []
-    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
-    return text if len(text) <= limit else text[:limit] + "\n[… diff cut]\n"

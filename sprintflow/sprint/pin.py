@@ -7,24 +7,27 @@ evaluation of the sprint reads the configuration from the pin, so a generator
 that rewrites ``sprintflow.toml``, ``pyproject.toml`` or ``bober.config.json``
 changes nothing about how it is judged (and the guard undoes the edit). A sprint
 killed and started again keeps its pin; a sprint that finishes releases it.
-The contracts, the held-out evals and the tester's tests are pinned by being
-hidden from the generator (:class:`~sprintflow.sprint.guard.Guard`).
+The workspace's files are pinned with it: the judge keeps them as the sprint's baseline in its
+own store (:mod:`sprintflow.judge.baseline`), and every change is judged against that.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from sprintflow.config import find_config_file, load_project_config
-from sprintflow.errors import ConfigError, WorkspaceError
+from sprintflow.errors import ConfigError, InfrastructureError, WorkspaceError
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.git import git
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.judge.baseline import Baseline, load_baseline, pin_baseline, release_baseline
+from sprintflow.judge.tree import WorkspaceStore
 from sprintflow.schemas import ProjectConfig, utc_now
 
 __all__ = ["JudgePin", "pin_judge", "release_pin"]
@@ -39,6 +42,8 @@ class JudgePin:
     config: ProjectConfig
     source: str | None
     pinned_at: str
+    baseline: Baseline
+    """The workspace's files as they were when the sprint started, in the judge's store."""
 
 
 def pin_judge(workspace: Path) -> JudgePin:
@@ -58,27 +63,39 @@ def pin_judge(workspace: Path) -> JudgePin:
     """
     path = WorkspaceLayout(workspace).pin_file
     if path.is_file():
-        return _load(path)
+        return _load(workspace, path)
     source = find_config_file(workspace)
-    pin = JudgePin(load_project_config(workspace), source.name if source else None, utc_now())
+    config = load_project_config(workspace)
+    pin_id = f"pin-{uuid.uuid4().hex[:16]}"
+    baseline = pin_baseline(WorkspaceStore(workspace), pin_id)
+    pin = JudgePin(config, source.name if source else None, utc_now(), baseline)
     atomic_write_text(path, json.dumps({"config": pin.config.to_dict(), "source": pin.source,
-                                        "pinnedAt": pin.pinned_at}, indent=2) + "\n")
+                                        "pinnedAt": pin.pinned_at, "pinId": pin_id}, indent=2) + "\n")
     _warn_if_tracked(workspace, pin.config.sprint.held_out)
     return pin
 
 
-def _load(path: Path) -> JudgePin:
+def _load(workspace: Path, path: Path) -> JudgePin:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return JudgePin(ProjectConfig.model_validate(data["config"]), data.get("source"), data["pinnedAt"])
-    except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
+        config = ProjectConfig.model_validate(data["config"])
+        baseline = load_baseline(WorkspaceStore(workspace), str(data["pinId"]))
+        return JudgePin(config, data.get("source"), data["pinnedAt"], baseline)
+    except (OSError, ValueError, KeyError, TypeError, ValidationError, InfrastructureError) as exc:
         raise ConfigError(f"{path}: the pinned judge is damaged ({str(exc).splitlines()[0]}); delete it to pin "
-                          "the configuration as it is now") from None
+                          "the configuration and the workspace as they are now") from None
 
 
 def release_pin(workspace: Path) -> None:
-    """Forget the pin: the sprint finished, the next one pins the configuration anew."""
-    WorkspaceLayout(workspace).pin_file.unlink(missing_ok=True)
+    """Forget the pin and its baseline: the sprint finished, the next one pins anew."""
+    path = WorkspaceLayout(workspace).pin_file
+    try:
+        pin_id = json.loads(path.read_text(encoding="utf-8")).get("pinId")
+    except (OSError, ValueError, AttributeError):
+        pin_id = None
+    if isinstance(pin_id, str):
+        release_baseline(WorkspaceStore(workspace), pin_id)
+    path.unlink(missing_ok=True)
 
 
 def _warn_if_tracked(workspace: Path, held_out: list[str]) -> None:

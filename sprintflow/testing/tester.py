@@ -10,10 +10,11 @@ One tester step (:func:`run_tester_step`):
 
 1. snapshots every workspace file except the tester's sandbox — its tests
    folder, its run folder ``.sprintflow/runs/<runId>/`` and the report its test
-   command writes — and runs the tester engine;
+   command writes — and runs the tester engine, contained;
 2. restores whatever the engine changed outside the sandbox, and reports it;
-3. runs the tests with the configured command through an Executor, killed at
-   the time limit (the seed's 60 s; a killed run has crashed);
+3. runs the tests with the configured command through an Executor, on the judged
+   tree (the baseline, the generator's judged change and these tests: never the
+   workspace), killed at the time limit (the seed's 60 s; a killed run has crashed);
 4. judges the run (:func:`~sprintflow.testing.testrun.build_test_run`), bridges
    it to ``bugs.ndjson`` and writes ``result.json`` (and the engine's answer,
    ``engine.txt``) into the run folder;
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,10 +34,12 @@ from typing import Any, Literal
 from sprintflow.errors import ConfigError, InputError
 from sprintflow.evaluate.executors import CommandSpec, Executor
 from sprintflow.evaluate.strategies import strategy_for
+from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.io.process import CommandResult, Containment
+from sprintflow.io.process import CommandResult
+from sprintflow.judge.tree import JudgedTree, WorkspaceStore, remove_tree
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
@@ -287,7 +290,8 @@ class TesterStep:
 
 def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectConfig, mode: str,
                     engine: str, executor: Executor, *, run_id: str | None = None,
-                    previous_run: TestRun | None = None) -> TesterStep:
+                    previous_run: TestRun | None = None,
+                    judged: Callable[[], JudgedTree] | None = None) -> TesterStep:
     """Run the tester engine in its sandbox, then its tests; judge, record, self-check.
 
     Args:
@@ -299,6 +303,8 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
         executor: where the test command runs.
         run_id: the run to write (a resumed step passes its own); default a fresh one.
         previous_run: the tester's last run, shown to the engine in retry and resume.
+        judged: builds the tree the tests run on once the engine wrote them (a sprint's judged
+            tree); default the workspace's files as they are then, judged as a whole.
 
     Returns:
         The step; an engine that fails is recorded in ``engine``, never raised.
@@ -314,12 +320,17 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     snapshot = Snapshot(workspace, outside_scope(_sandbox(settings, run_id)))
     prompt = tester_prompt(contract, mode, settings.tests_dir, previous_run, run_id=run_id,
                            command=command, timeout=settings.timeout)
-    reply = run_engine(engine, prompt, cwd=workspace, timeout=project.engines.timeout, contain=Containment(),
+    contain = Containment(binds=(Bind(str(workspace), str(workspace), writable=True),))
+    reply = run_engine(engine, prompt, cwd=workspace, timeout=project.engines.timeout, contain=contain,
                        env=engine_env({"SPRINTFLOW_TESTER_MODE": mode, "SPRINTFLOW_RUN_ID": run_id,
                                        "SPRINTFLOW_TESTS_DIR": settings.tests_dir,
                                        "SPRINTFLOW_CONTRACT_ID": contract.contract_id}))
     restored = snapshot.restore()
-    test_run, outcome = _run_tests(workspace, settings, command, executor, contract, run_id)
+    tree = judged() if judged is not None else _workspace_tree(workspace)
+    try:
+        test_run, outcome = _run_tests(tree, settings, command, executor, contract, run_id)
+    finally:
+        remove_tree(tree)
     sync = sync_bugs(workspace, test_run, unit=contract.contract_id, run_id=run_id)
     folder = record_test_run(workspace, run_id, sync.test_run, outcome.stdout, outcome.stderr)
     # The engine's answer is kept, so a failed or odd tester step can be read afterwards.
@@ -342,25 +353,47 @@ def _command(settings: TesterConfig) -> str:
             .replace("{report}", shlex.quote(settings.report or "")))
 
 
-def _run_tests(workspace: Path, settings: TesterConfig, command: str, executor: Executor,
+def _workspace_tree(workspace: Path) -> JudgedTree:
+    store = WorkspaceStore(workspace)
+    snapshot = store.scan()
+    return store.materialize(snapshot.manifest, snapshot.dependencies)
+
+
+def _run_tests(tree: JudgedTree, settings: TesterConfig, command: str, executor: Executor,
                contract: SprintContract, run_id: str) -> tuple[TestRun, CommandResult]:
-    report = workspace / settings.report if settings.report else None
-    if report is not None:
-        report.unlink(missing_ok=True)  # a stale report must never judge this run
-        report.parent.mkdir(parents=True, exist_ok=True)
-    outcome = executor.run(workspace, CommandSpec(command=command, timeout=settings.timeout))
+    """The tester's tests, in a layer of their own over the judged tree; their report read from that layer."""
+    from sprintflow.evaluate.view import open_view
+
+    runner = executor.for_tree(tree)
+    view = open_view(tree.root)
+    try:
+        with view.layer("tester") as root:
+            report = root / settings.report if settings.report else None
+            if report is not None:
+                report.unlink(missing_ok=True)  # a stale report must never judge this run
+                report.parent.mkdir(parents=True, exist_ok=True)
+            outcome = runner.run(root, CommandSpec(command=command, timeout=settings.timeout))
+            text = outcome.stdout if report is None else _read_report(root, settings.report or "")
+    finally:
+        view.close()
     if outcome.error:
         outcome.stderr = f"{outcome.stderr}\n{outcome.error}".strip()
-    if report is None:
-        text: str | None = outcome.stdout
-    else:
-        text = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None
     run = build_test_run(text, settings.format, run_id=run_id, stdout=outcome.stdout,
                          stderr=outcome.stderr, exit_code=outcome.exit_code,
                          timed_out=outcome.timed_out, duration_ms=round(outcome.duration_s * 1000),
                          contract=contract, language=settings.language,
-                         roots=[executor.workspace_path(workspace), str(workspace.resolve())])
+                         roots=[runner.workspace_path(tree.root), str(root), str(tree.workspace)])
     return run, outcome
+
+
+def _read_report(root: Path, report: str) -> str | None:
+    from sprintflow.errors import OutsideWorkspace
+    from sprintflow.io.confine import read_confined
+
+    try:
+        return read_confined(root, report, 64 << 20).decode("utf-8", errors="replace")
+    except (OSError, OutsideWorkspace):
+        return None
 
 
 def self_check(test_run: TestRun, contract: SprintContract, workspace: Path,

@@ -1,25 +1,30 @@
-"""The evaluation view: each strategy in its own layer over the workspace; what it wrote is its own."""
+"""The evaluation view: each strategy in its own layer over the judged tree; what it wrote is its own."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from sprintflow.evaluate.view import open_view, overlay_unavailable
+import pytest
+
+from sprintflow.evaluate.view import EvaluationView, open_view, overlay_unavailable
 from sprintflow.io.hashing import file_hashes
+from sprintflow.judge.tree import owned_scratch
 
 
 def _tree(root: Path) -> dict[str, str]:
     return file_hashes(root, frozenset())  # everything, caches and outputs included
 
 
-def test_layers_see_the_workspace_and_keep_what_they_write(tmp_path):
+@pytest.mark.parametrize("overlays", [True, False], ids=["overlays", "copies"])
+def test_layers_see_the_tree_and_keep_what_they_write(tmp_path, overlays):
+    """Overlay layers (as root), or copies of the tree where overlays cannot be mounted: the same answers."""
     assert overlay_unavailable() is None, overlay_unavailable()
     (tmp_path / "src").mkdir()
     (tmp_path / "src/app.py").write_text("x = 1\n")
     (tmp_path / "README").write_text("r")
     before = _tree(tmp_path)
-    view = open_view(tmp_path)
+    view = open_view(tmp_path) if overlays else EvaluationView(tmp_path, owned_scratch("view-"), overlays=False)
     try:
         with view.layer("0-build") as root:
             (root / "dist").mkdir()
@@ -76,7 +81,7 @@ def test_the_layers_a_killed_evaluation_left_mounted_are_reclaimed_by_the_next(t
     import subprocess
     import sys
 
-    from sprintflow.evaluate.view import reclaim_views
+    from sprintflow.judge.tree import reclaim_scratch
 
     (tmp_path / "app.py").write_text("x = 1\n")
     # An evaluation that holds a mounted layer when it is SIGKILLed: nothing of ours runs after that.
@@ -86,12 +91,12 @@ def test_the_layers_a_killed_evaluation_left_mounted_are_reclaimed_by_the_next(t
         "print(view.root, flush=True); time.sleep(300)")], stdout=subprocess.PIPE, text=True)
     root = Path(owner.stdout.readline().strip())
     assert os.path.ismount(root / "build" / "merged")
-    alive = reclaim_views(root.parent)
+    alive = reclaim_scratch(root.parent.parent)
     assert root not in alive and root.is_dir()  # a live evaluation's view is never touched
     owner.send_signal(signal.SIGKILL)
     owner.wait()
 
-    assert root in reclaim_views(root.parent)
+    assert root in reclaim_scratch(root.parent.parent)
     assert not root.exists() and not os.path.ismount(root / "build" / "merged")
 
 
@@ -101,7 +106,7 @@ def test_a_probe_mount_left_by_a_process_killed_while_probing_is_reclaimed(tmp_p
     import subprocess
     import sys
 
-    from sprintflow.evaluate.view import reclaim_views
+    from sprintflow.judge.tree import reclaim_scratch
 
     # The probe holds its mount when the process is SIGKILLed (its unmount never comes).
     owner = subprocess.Popen([sys.executable, "-c", (
@@ -109,10 +114,10 @@ def test_a_probe_mount_left_by_a_process_killed_while_probing_is_reclaimed(tmp_p
         "view._unmount = lambda merged: (print(merged, flush=True), time.sleep(300)); view.overlay_unavailable()")],
         stdout=subprocess.PIPE, text=True)
     merged = Path(owner.stdout.readline().strip())
-    probe = merged.parent.parent
-    assert os.path.ismount(merged) and probe not in reclaim_views(probe.parent)  # its owner still lives
+    probe = merged.parent
+    assert os.path.ismount(merged) and probe not in reclaim_scratch(probe.parent.parent)  # its owner still lives
     owner.send_signal(signal.SIGKILL)
     owner.wait()
 
-    assert probe in reclaim_views(probe.parent)
+    assert probe in reclaim_scratch(probe.parent.parent)
     assert not probe.exists() and not os.path.ismount(merged)

@@ -4,6 +4,8 @@ container by the judge itself, and recorded in the EvalResult."""
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 from sprintflow.flows.evaluate import evaluate_flow
 
@@ -62,7 +64,7 @@ def test_docker_limits_output_cap_and_passed_env_are_honoured(prefect_harness, d
 
 
 def test_local_kind_runs_on_the_host_whatever_the_image(prefect_harness, tmp_path):
-    host_only = tmp_path / "on-the-host-only"  # outside the workspace: no container could see it
+    host_only = Path(tempfile.mkdtemp(dir="/var/tmp")) / "on-the-host-only"  # no container could see it
     host_only.touch()
     strategies = f'[[evaluator.strategies]]\ntype = "build"\ncommand = "test -e {host_only}"\n'
     workspace = _workspace(tmp_path / "ws", 'kind = "local"\nimage = "no-such-image:0"', strategies)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import uuid
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -22,11 +23,12 @@ CONTRACT = {
                          "verificationMethod": "unit-test", "required": True}]}
 
 
-def _workspace(root, test_command: str, extra: str = ""):
+def _workspace(root, test_command: str, extra: str = "", network: bool = False):
     root.mkdir()
     (root / "sprintflow.toml").write_text(
         f'{extra}\n[[evaluator.strategies]]\ntype = "build"\ncommand = "true"\n\n'
-        f'[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "{test_command}"\n')
+        f'[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "{test_command}"\n'
+        + ("network = true\n" if network else ""))
     (root / "contract.json").write_text(json.dumps(CONTRACT))
     return root
 
@@ -35,12 +37,32 @@ def _unit(result):
     return next(s for s in result.strategy_results if s.strategy == "unit-test")
 
 
+@pytest.fixture
+def flaky_service():
+    """A service on the host that fails its first request and answers every later one, as flaky ones do
+    (each run of a check starts in a tree and a /tmp of its own, so the flakiness has to come from outside)."""
+    calls = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the handler's name is http.server's
+            calls.append(self.path)
+            self.send_response(500 if len(calls) == 1 else 200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
 @pytest.mark.parametrize("flaky_fails", [False, True])
-def test_fail_then_pass_is_flaky(prefect_harness, tmp_path, flaky_fails):
-    flag = tmp_path / f"ran-once-{uuid.uuid4().hex}"  # outside the workspace: survives between the runs
-    command = f"if [ -e {flag} ]; then exit 0; fi; touch {flag}; exit 1"
+def test_fail_then_pass_is_flaky(prefect_harness, tmp_path, flaky_service, flaky_fails):
+    command = f"python3 -c 'import urllib.request; urllib.request.urlopen(\\\"{flaky_service}\\\")'"
     extra = "[evaluator]\\nflakyFails = true" if flaky_fails else ""
-    workspace = _workspace(tmp_path / "ws", command, extra.replace("\\n", "\n"))
+    workspace = _workspace(tmp_path / "ws", command, extra.replace("\\n", "\n"), network=True)
     result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
                       use_cache=False)
     unit = _unit(result)

@@ -39,5 +39,12 @@ def test_a_killed_sprint_resumes_with_its_pin(prefect_harness, tmp_path):
     pin_judge(workspace)  # as a sprint killed after it started leaves it
     (workspace / "sprintflow.toml").write_text(
         (workspace / "sprintflow.toml").read_text().replace("--junitxml", "--co --junitxml"))
-    outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} honest")
-    assert outcomes[CONTRACT_ID] == "completed"  # judged by the pinned commands, which run the tests
+    run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} honest")
+    result = EvalResult.model_validate_json(
+        (workspace / ".sprintflow" / "evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
+    unit = next(s for s in result.strategy_results if s.strategy == "unit-test")
+    assert unit.result.value == "pass" and "2 passed" in unit.details  # the pinned command ran the tests
+    # An edit after the pin is part of the change the sprint judges: not judged, and undone.
+    assert any("sprintflow.toml (modified)" in item.description for item in result.generator_feedback
+               if item.priority.value == "critical")
+    assert "--co" not in (workspace / "sprintflow.toml").read_text()

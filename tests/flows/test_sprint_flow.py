@@ -179,4 +179,4 @@ def test_each_iteration_is_committed_on_its_branch_and_unexpected_files_are_note
     assert log[:2] == ["sprintflow: sprint-spec-tiny-1 iteration 2", "sprintflow: sprint-spec-tiny-1 iteration 1"]
     first = _eval(tiny, "eval-sprint-spec-tiny-1-1")
     notes = [f.description for f in first.generator_feedback if f.priority.value == "low"]
-    assert any("outside estimatedFiles: notes.md" in n for n in notes)
+    assert any("notes.md (created): not judged (documentation)" in n for n in notes)

@@ -16,6 +16,7 @@ import docker
 import pytest
 
 from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
+from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.sandbox.prepare import prepare_sandbox, with_project_sandbox
 from sprintflow.sandbox.prune import prune_sandbox
 from sprintflow.sandbox.registry import sandbox_cache
@@ -41,12 +42,18 @@ def tiny_node(tmp_path) -> Path:
 
 def test_dependencies_come_from_the_sandbox_and_the_host_copies_are_masked(docker_ready, tiny_node):
     before = sorted(str(p.relative_to(tiny_node)) for p in tiny_node.rglob("*"))
-    executor = with_project_sandbox(DockerExecutor(), tiny_node, progress=lambda line: None)
+    store = WorkspaceStore(tiny_node)
+    snapshot = store.scan()
+    tree = store.materialize(snapshot.manifest, snapshot.dependencies)  # what a strategy runs on
+    executor = with_project_sandbox(DockerExecutor(), tree.root, progress=lambda line: None).for_tree(tree)
     assert executor.sandbox is not None and executor.sandbox.node_modules_volume
     script = ("node -e \"console.log(require('is-number')(5))\"; ls node_modules; ls -A .venv | wc -l; "
               "touch node_modules/planted 2>&1 | grep -c 'Read-only'; "
               "echo cache > node_modules/.cache/tool && echo scratch-ok")
-    result = executor.run(tiny_node, CommandSpec(script, timeout=60))
+    try:
+        result = executor.run(tree.root, CommandSpec(script, timeout=60))
+    finally:
+        remove_tree(tree)
     lines = result.stdout.split()
     assert lines[0] == "true"                       # the registry's is-number, not the host's stub
     assert "host-only" not in lines and "is-number" in lines
