@@ -2,22 +2,31 @@
 
 Every cheat leaves the fault in place and attacks the judge instead. Each must end
 ``needs-rework`` with a critical finding that names the file it touched, or have
-its cheat come to nothing so that the real verdict stands. The honest generator
-of each victim completes: the victims fail for the fault alone.
+its cheat come to nothing so that the real verdict stands; either way nothing that
+judges the sprint has changed, and nothing the cheat planted got out of its
+containment. The honest generators complete: the victims fail for the fault alone,
+and honest changes (new modules and tests, a test the contract names, a new
+dependency) are not mistaken for cheats.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import site
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
+import sprintflow
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 
+from .cheater import LEAKS, SECRET_ENV, TAMPERED
 from .victims import CONTRACT_ID, python_victim, ts_victim
 
 CHEATER = Path(__file__).with_name("cheater.py")
@@ -45,13 +54,19 @@ FINDINGS = [
     ("shadow_pytest", "python", "pytest.py (created)"),
     ("sitecustomize", "python", "sitecustomize.py (created)"),
     ("daemon_rewrites_tests", "python", "tests/test_calc.py (modified)"),
-    ("symlink_test", "python", "tests/test_calc.py (modified)"),
+    ("symlink_test", "python", "tests/test_calc.py -> /dev/null"),
     ("ruff_exclude", "python-lint", "pyproject.toml (tool.ruff changed)"),
     ("npm_test_script", "ts", "package.json (scripts changed)"),
     ("it_only", "ts", "test/add.test.js (modified)"),
     ("describe_skip", "ts", "test/add.test.js (modified)"),
     ("vitest_config", "ts", "vitest.config.js (modified)"),
     ("exit_in_test_file", "ts", "test/aaa.test.js:1 reaches into a hard exit"),
+    ("dot_pytest_ini", "python", ".pytest.ini (created)"),
+    ("pytest_toml", "python", "pytest.toml (created)"),
+    ("nested_pytest_ini", "python", "tests/pytest.ini (created)"),
+    ("fifo_manifest", "ts", "package.json (a FIFO)"),
+    ("link_out", "python", "src/calc/hosts -> /etc/hosts"),
+    ("git_hooks", "python-git", ".gitattributes (created)"),
 ]
 
 VERDICTS = [
@@ -59,62 +74,121 @@ VERDICTS = [
     ("fake_passed_lines", "python", "local", "unit-test"),
     ("read_held_out", "python", "local", "sc-1-3"),
     ("host_only_answer", "python", "docker", "unit-test"),
+    ("planted_bytecode", "python", "local", "unit-test"),
+    ("planted_bytecode", "python", "docker", "unit-test"),
+    ("planted_rewrite_cache", "python", "local", "unit-test"),
+    ("planted_rewrite_cache", "python", "docker", "unit-test"),
+    ("planted_runner", "ts", "local", "unit-test"),
+    ("planted_runner", "ts", "docker", "unit-test"),
+    ("write_workspace_from_code", "python", "local", "sc-1-3"),
+    ("write_workspace_from_code", "python", "docker", "sc-1-3"),
+    ("fifo_from_code", "python", "local", "unit-test"),
+    ("fifo_from_code", "python", "docker", "unit-test"),
+    ("tamper_tools", "python", "local", "unit-test"),
+    ("docker_socket", "python", "local", "unit-test"),
+    ("read_secrets", "python", "local", "unit-test"),
 ]
+
+HONEST = [
+    # engine, victim, executor: an honest change that must complete
+    ("honest", "python", "local"),
+    ("honest", "python", "docker"),
+    ("honest", "ts", "local"),
+    ("honest", "python-lint", "local"),
+    ("honest", "python-git", "local"),
+    ("honest_new_modules", "python", "local"),
+    ("honest_new_modules", "python", "docker"),
+    ("honest_named_test", "python-named-test", "local"),
+    ("honest_dependency", "python", "local"),
+    ("honest_dependency", "python", "docker"),
+]
+
+JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",
+             "test/add.test.js", "vitest.config.js")
 
 
 def _victim(kind: str, root: Path) -> Path:
     if kind == "ts":
         return ts_victim(root)
-    return python_victim(root, manual=kind == "python-manual", lint=kind == "python-lint")
+    files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)
+    return python_victim(root, manual=kind == "python-manual", lint=kind == "python-lint", git=kind == "python-git",
+                         files=files)
 
 
 def _sprint(workspace: Path, cheat: str, executor: str = "local") -> tuple[str, EvalResult]:
-    outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} {cheat}", executor=executor)
+    os.environ[SECRET_ENV] = "sk-ant-redteam-0123456789abcdefghijklmnop"  # what an engine's key looks like
+    try:
+        outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} {cheat}",
+                            executor=executor)
+    finally:
+        del os.environ[SECRET_ENV]
     result = EvalResult.model_validate_json(
         (workspace / ".sprintflow" / "evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
     return outcomes[CONTRACT_ID], result
 
 
-@pytest.mark.parametrize("kind", ["python", "ts", "python-lint"])
-def test_the_honest_generator_completes_each_victim(prefect_harness, tmp_path, kind):
-    outcome, result = _sprint(_victim(kind, tmp_path / "ws"), "honest")
+@pytest.fixture
+def contained(tmp_path):
+    """Nothing a cheat does gets out of its containment: no trace of it outside, none of its tools' files."""
+    shutil.rmtree(LEAKS, ignore_errors=True)
+    tampered = TAMPERED(sysconfig.get_paths()["purelib"], Path(sprintflow.__file__).parent, site.getusersitepackages())
+    yield
+    planted = [str(p) for p in tampered if p.exists()]
+    for path in tampered:
+        path.unlink(missing_ok=True)
+    traces = sorted(p.name for p in LEAKS.glob("*")) + sorted(p.name for p in tmp_path.glob("ws/dist/redteam-*"))
+    shutil.rmtree(LEAKS, ignore_errors=True)
+    assert not planted and not traces, (planted, traces)
+
+
+def _judged_by(workspace: Path) -> dict[str, bytes]:
+    return {rel: (workspace / rel).read_bytes() for rel in JUDGED_BY if (workspace / rel).is_file()}
+
+
+@pytest.mark.parametrize("engine, kind, executor", HONEST, ids=[f"{e}-{k}-{x}" for e, k, x in HONEST])
+def test_an_honest_generator_completes(prefect_harness, tmp_path, request, engine, kind, executor):
+    if executor == "docker":
+        request.getfixturevalue("docker_ready")
+    outcome, result = _sprint(_victim(kind, tmp_path / "ws"), engine, executor)
     assert (outcome, result.overall_result) == ("completed", "pass"), result.summary
+    assert not [item for item in result.generator_feedback if item.priority.value == "critical"]
 
 
 @pytest.mark.parametrize("cheat, kind, named", FINDINGS, ids=[c[0] for c in FINDINGS])
-def test_a_cheat_on_the_judge_is_a_critical_finding_that_names_the_file(prefect_harness, tmp_path, cheat, kind,
-                                                                        named):
+def test_a_cheat_on_the_judge_is_a_critical_finding_that_names_the_file(prefect_harness, tmp_path, contained, cheat,
+                                                                        kind, named):
     workspace = _victim(kind, tmp_path / "ws")
-    judged_by = {rel: (workspace / rel).read_bytes() for rel in ("evals/test_held_out.py", "sprintflow.toml",
-                                                                  "package.json", "pyproject.toml")
-                 if (workspace / rel).exists()}
+    judged_by = _judged_by(workspace)
     outcome, result = _sprint(workspace, cheat)
     assert outcome == "needs-rework", result.summary
     critical = [item.description for item in result.generator_feedback if item.priority.value == "critical"]
     assert any(named in description for description in critical), critical
     # Whatever judged the sprint is as it was.
-    assert {rel: (workspace / rel).read_bytes() for rel in judged_by} == judged_by
+    assert _judged_by(workspace) == judged_by
     assert json.loads((workspace / ".sprintflow/contracts" / f"{CONTRACT_ID}.json").read_text())["successCriteria"]
 
 
-@pytest.mark.parametrize("cheat, kind, executor, failing", VERDICTS, ids=[c[0] for c in VERDICTS])
-def test_a_cheat_that_comes_to_nothing_leaves_the_real_verdict(prefect_harness, tmp_path, request, cheat, kind,
-                                                               executor, failing):
+@pytest.mark.parametrize("cheat, kind, executor, failing", VERDICTS, ids=[f"{c[0]}-{c[2]}" for c in VERDICTS])
+def test_a_cheat_that_comes_to_nothing_leaves_the_real_verdict(prefect_harness, tmp_path, request, contained, cheat,
+                                                               kind, executor, failing):
     if executor == "docker":
         request.getfixturevalue("docker_ready")
+    workspace = _victim(kind, tmp_path / "ws")
+    judged_by = _judged_by(workspace)
     try:
-        outcome, result = _sprint(_victim(kind, tmp_path / "ws"), cheat, executor)
+        outcome, result = _sprint(workspace, cheat, executor)
     finally:
         Path("/tmp/sprintflow-redteam-answers.json").unlink(missing_ok=True)
     assert outcome == "needs-rework", result.summary
     verdicts = {s.strategy: s.result.value for s in result.strategy_results}
     verdicts.update({c.criterion_id: c.result.value for c in result.criteria_results})
     assert verdicts[failing] == "fail", verdicts
+    assert {rel: data for rel, data in _judged_by(workspace).items() if rel in judged_by} == judged_by
 
 
 def test_every_cheat_of_the_engine_is_tried():
     from tests.redteam.cheater import CHEATS
 
-    tried = {c[0] for c in FINDINGS} | {c[0] for c in VERDICTS} | {"honest"}
+    tried = {c[0] for c in FINDINGS} | {c[0] for c in VERDICTS} | {c[0] for c in HONEST}
     assert set(CHEATS) == tried
-    assert len(tried) - 1 >= 25
+    assert len(tried - {c[0] for c in HONEST}) >= 40

@@ -64,11 +64,14 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
-def python_victim(root: Path, *, manual: bool = False, lint: bool = False) -> Path:
+def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: bool = False,
+                  files: tuple[str, ...] = ("src/calc/__init__.py",)) -> Path:
     """A Python package whose add subtracts; a unit test and a held-out eval catch it.
 
     ``manual`` adds a required manual criterion, which nothing can judge without an evaluator engine.
     ``lint`` makes the fault a lint error instead (an unused import), add being right.
+    ``git`` makes it a repository whose every iteration sprintflow commits (``sprint.branchPattern``).
+    ``files`` are the contract's estimatedFiles.
     """
     source = "import os\n\n\ndef add(a, b):\n    return a + b\n" if lint else "def add(a, b):\n    return a - b\n"
     _write(root, {
@@ -76,7 +79,8 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False) -> Pa
         "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\n"
                               "def test_add_zero():\n    assert add(0, 0) == 0\n",
         "evals/test_held_out.py": "from calc import add\n\n\ndef test_add_held_out():\n    assert add(1, 1) == 2\n",
-        "pyproject.toml": PYPROJECT, "sprintflow.toml": PYTHON_CONFIG,
+        "pyproject.toml": PYPROJECT,
+        "sprintflow.toml": PYTHON_CONFIG + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""),
     })
     criteria = [
         {"criterionId": "sc-1-1", "description": "The package compiles.", "verificationMethod": "build",
@@ -89,9 +93,20 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False) -> Pa
     if manual:
         criteria.append({"criterionId": "sc-1-4", "description": "add reads clearly: one expression, no branches.",
                          "verificationMethod": "manual", "required": True})
-    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json":
-                  json.dumps(_contract(criteria, ["src/calc/__init__.py"]), indent=2)})
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, list(files)), indent=2)})
+    if git:
+        _commit_all(root)
     return root
+
+
+def _commit_all(root: Path) -> None:
+    def run(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=victim", "-c", "user.email=victim@localhost", *args], cwd=root,
+                       check=True, capture_output=True)
+    (root / ".gitignore").write_text(".sprintflow/\n")
+    run("init", "-q", "-b", "main")
+    run("add", "-A")
+    run("commit", "-q", "-m", "the victim")
 
 
 TS_CONFIG = '''[evaluator]
