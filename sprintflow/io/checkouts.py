@@ -40,7 +40,7 @@ def update_checkout(url: str, branch: str) -> Path:
         git_remote("fetch", "--quiet", "--prune", "origin", cwd=mirror)
     fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     git("clone", "--quiet", "--no-hardlinks", "--branch", branch, str(mirror), "tree", cwd=fresh, writes_tree=True,
-        reads=[str(mirror)])
+        reads=[str(mirror)], keep_state=True)
     state = target / ".sprintflow"
     if state.is_dir() and not state.is_symlink():
         state.rename(fresh / "tree" / ".sprintflow")

@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -75,14 +74,15 @@ class Containment:
 def own_state() -> tuple[str, ...]:
     """Where sprintflow keeps what judges and records: hidden from every contained command.
 
-    The judge's store, the Prefect home (its database holds every run's artifacts) and the
-    shared history, when they exist.
+    The judge's store (and any other under ``~/.cache/sprintflow``), the Prefect home (its
+    database holds every run's artifacts) and the shared history, when they exist.
     """
     from sprintflow.settings import get_settings
 
     settings = get_settings()
     prefect_home = os.environ.get("PREFECT_HOME") or str(Path.home() / ".prefect")
-    paths = [str(settings.judge_home_path), prefect_home]
+    # The judge's home (wherever it is configured), and every cache of sprintflow's under HOME.
+    paths = [str(settings.judge_home_path), str(Path.home() / ".cache" / "sprintflow"), prefect_home]
     if settings.history is not None:
         paths.append(str(settings.history))
     return tuple(str(Path(p).resolve()) for p in paths if os.path.lexists(p))
@@ -117,14 +117,18 @@ def _prefix() -> tuple[list[str], str] | tuple[None, str]:
 def _argv(prefix: list[str], setpriv: str, containment: Containment, argv: Sequence[str],
           cwd: str | None = None) -> list[str]:
     hidden = list(containment.hide) + ([] if containment.keep_state else list(own_state()))
-    binds = [[b.source, b.target, b.writable] for b in containment.binds]
-    if cwd is not None and not any(_inside(cwd, b.target) for b in containment.binds):
-        binds.insert(0, [cwd, cwd, False])  # where it starts stays visible (a private /tmp would cover it), read-only
-    spec = {"binds": binds, "hide": hidden,
-            "home": str(Path.home()), "discard": list(containment.discard), "network": containment.network,
-            "sockets": _docker_sockets(), "setpriv": setpriv}
+    binds = list(containment.binds)
+    if cwd is not None and not any(_inside(cwd, b.target) for b in binds):
+        binds.insert(0, Bind(cwd, cwd))  # where it starts stays visible (a private /tmp would cover it), read-only
+    spec = ["--setpriv", setpriv, "--home", str(Path.home())]
+    for bind in binds:
+        spec += ["--bind", bind.source, bind.target, "rw" if bind.writable else "ro"]
+    spec += [part for path in containment.discard for part in ("--discard", path)]
+    spec += [part for path in hidden for part in ("--hide", path)]
+    spec += [part for path in _docker_sockets() for part in ("--socket", path)]
     network = [] if containment.network else ["--net"]
-    return [*prefix, *network, sys.executable, "-I", "-S", contain_init.__file__, json.dumps(spec), "--", *argv]
+    spec += [] if containment.network else ["--no-network"]
+    return [*prefix, *network, sys.executable, "-I", "-S", contain_init.__file__, *spec, "--", *argv]
 
 
 def containment_unavailable() -> str | None:

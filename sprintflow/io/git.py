@@ -44,13 +44,14 @@ def _failed(args: tuple[str, ...], result: CommandResult) -> WorkspaceError:
 
 def git(*args: str, cwd: Path | str, timeout: float = GIT_TIMEOUT_S, hide: Iterable[str] = (),
         stdin: bytes | None = None, env: dict[str, str] | None = None, writes_tree: bool = False,
-        reads: Iterable[str] = ()) -> str:
+        reads: Iterable[str] = (), keep_state: bool = False) -> str:
     """Run ``git ARGS`` in the repository at ``cwd`` that nobody trusts; its stdout.
 
     ``hide`` names paths (relative to ``cwd``) git and anything it starts must not see, beside
     ``.sprintflow/``; ``env`` adds variables (``GIT_INDEX_FILE`` …) to the minimal environment.
     Only ``.git/`` is writable, unless ``writes_tree`` (a clone into ``cwd``); ``reads`` names more
-    folders it may read (a clone's source).
+    folders it may read (a clone's source); ``keep_state`` leaves sprintflow's caches visible (a clone
+    from a mirror kept there, which no agent writes).
 
     Raises:
         WorkspaceError: git failed, with its own words.
@@ -69,7 +70,7 @@ def git(*args: str, cwd: Path | str, timeout: float = GIT_TIMEOUT_S, hide: Itera
         binds = [Bind(str(root), str(root), writable=writes_tree), *(Bind(str(r), str(r)) for r in reads)]
         if not writes_tree and (root / ".git").is_dir() and not (root / ".git").is_symlink():
             binds.append(Bind(str(root / ".git"), str(root / ".git"), writable=True))
-        containment = Containment(binds=tuple(binds), hide=hidden, network=False)
+        containment = Containment(binds=tuple(binds), hide=hidden, network=False, keep_state=keep_state)
         argv = ["git", *(part for item in SAFE_CONFIG for part in ("-c", item)), *args]
         result = run_command(argv, cwd=root, timeout=timeout, env=environment, stdin=stdin, contain=containment)
     if not result.ok:
