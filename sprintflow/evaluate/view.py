@@ -38,6 +38,8 @@ __all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable"]
 TOOL_OUTPUTS = ("*.tsbuildinfo", ".eslintcache", "*.pyc", ".coverage", ".coverage.*", "junit*.xml",
                 "npm-debug.log*", ".DS_Store")
 """File names tools write as a side effect; with the areas that are never judged, never a source change."""
+DELETED = "deleted"
+"""Beside a copied layer: the tree's files its strategy deleted."""
 
 
 @functools.cache
@@ -114,7 +116,8 @@ class EvaluationView:
         try:
             yield merged
         finally:
-            _keep_differences(merged, self.tree, stacked, upper)
+            deleted = _keep_differences(merged, self.tree, stacked, upper)
+            (upper.parent / DELETED).write_text("".join(f"{rel}\n" for rel in deleted))
 
     def changed_sources(self, name: str, expected: Iterable[str] = ()) -> list[str]:
         """Files the layer ``name`` created, changed or deleted that are not tool outputs, sorted.
@@ -129,6 +132,9 @@ class EvaluationView:
             if _is_output(rel, allowed) or _same_as_below(path, self.tree / rel):
                 continue
             changed.append(rel)
+        deleted = self.root / name / DELETED  # a copied layer's deletions (an overlay keeps whiteouts)
+        if deleted.is_file():
+            changed += [rel for rel in deleted.read_text().splitlines() if not _is_output(rel, allowed)]
         return sorted(changed)
 
     def outputs(self, name: str) -> Path:
@@ -168,14 +174,17 @@ def _files(root: Path) -> Iterator[Path]:
             yield Path(folder, name)
 
 
-def _keep_differences(copy: Path, tree: Path, stacked: list[Path], upper: Path) -> None:
-    """What a copied layer's strategy wrote, kept as an overlay's upper layer would keep it."""
+def _keep_differences(copy: Path, tree: Path, stacked: list[Path], upper: Path) -> list[str]:
+    """What a copied layer's strategy wrote, kept as an overlay's upper layer would keep it; the files
+    of the tree it deleted."""
     for path in _files(copy):
         rel = path.relative_to(copy)
         if any((folder / rel).exists() for folder in stacked) or _same_file(path, tree / rel):
             continue
         (upper / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, upper / rel, follow_symlinks=False)
+    return sorted(path.relative_to(tree).as_posix() for path in _files(tree)
+                  if not os.path.lexists(copy / path.relative_to(tree)))
 
 
 def _same_file(path: Path, original: Path) -> bool:
