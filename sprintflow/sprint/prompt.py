@@ -18,11 +18,13 @@ def generator_prompt(contract: SprintContract, iteration: int, previous: EvalRes
         f"## Success criteria\n{criteria}",
         f"## Generator notes\n{contract.generator_notes}",
         "## Files you are expected to touch\n" + "\n".join(f"- {f}" for f in contract.estimated_files),
-        "How the work is judged is not yours to change: .sprintflow/ and the held-out evals are hidden "
-        "from you; the files that configure the judges (conftest.py, test-runner, linter and compiler "
-        "configs, package.json scripts, sprintflow's config) and the tests already there may only change "
-        "when listed above. Add new tests freely. Other changes to them are detected, undone, and fail "
-        "the iteration.",
+        "How the work is judged is not yours to change. The judge takes your change to the project's "
+        "files and judges a copy of its own: .sprintflow/ and the held-out evals are hidden from you; "
+        "configuration (dotfiles, conftest.py, test-runner, linter and compiler configs, package.json "
+        "scripts, sprintflow's config), the tests already there and new files at the project's top level "
+        "are judged only when listed above; other changes to them are undone and fail the iteration. "
+        "Caches, build output, .git/ and dependency folders are never judged: declare a dependency in the "
+        "manifest and the lockfile. Add new modules and tests freely.",
     ]
     if previous is not None:
         feedback = "\n".join(
