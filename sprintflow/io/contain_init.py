@@ -31,7 +31,7 @@ never runs outside the view it was promised.
 
 from __future__ import annotations
 
-import _signal  # the signal module imports enum: 8 ms of every contained command
+import _signal  # type: ignore[import-not-found]  # the signal module imports enum: 8 ms of every command
 import ctypes
 import os
 import stat

@@ -19,6 +19,8 @@ a tool reads as configuration by convention, is it a lockfile, is it documentati
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 from pathlib import PurePosixPath
 
 __all__ = ["AREAS", "CONFIG_NAMES", "LOCKFILES", "MANIFESTS", "TEST_FOLDERS", "TEST_NAMES", "excluded_area",
@@ -86,8 +88,14 @@ DOCUMENTATION = ("*.md", "*.rst", "*.adoc", "*.txt", "LICENSE*", "COPYING*", "NO
                  "*.png", "*.jpg", "*.jpeg", "*.gif", "*.svg")
 
 
+@functools.cache
+def _pattern(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    """Whether ``name`` matches one of the globs (one compiled pattern: this runs for every file scanned)."""
+    return _pattern(patterns).match(name) is not None
 
 
 def excluded_area(rel: str, name: str, is_dir: bool, venv: bool = False) -> str | None:
