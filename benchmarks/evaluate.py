@@ -187,6 +187,7 @@ def _judge_once(workspace: Path, contract: str) -> dict[str, float]:
         finally:
             view.close()
 
+    open_view(tree.root).close()  # once per process, not per iteration: the overlay probe, reclaiming leftovers
     costs["view (4 layers)"], _ = _timed(layers)
     remove_tree(tree)
     shutil.rmtree(store.home, ignore_errors=True)

@@ -63,10 +63,22 @@ def overlay_unavailable() -> str | None:
 
 
 def _mount(merged: Path, lowers: list[Path], upper: Path, work: Path) -> str | None:
+    """Mount a layer. ``volatile``: a layer is thrown away after its strategy, so its unmount need not
+    sync the whole file system it lives on (measured: 0.2 s a layer after a generator wrote 200 MB).
+    Kernels before 5.10 refuse the option: then it is mounted without."""
+    global _VOLATILE
     options = f"lowerdir={':'.join(str(p) for p in lowers)},upperdir={upper},workdir={work}"
-    result = run_command(["mount", "-t", "overlay", "sprintflow-view", "-o", options, str(merged)], cwd="/",
-                         timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
-    return None if result.ok else f"mount -t overlay failed: {(result.stderr or result.error or '').strip()}"
+    for extra in (",volatile", "") if _VOLATILE else ("",):
+        result = run_command(["mount", "-t", "overlay", "sprintflow-view", "-o", options + extra, str(merged)],
+                             cwd="/", timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        if result.ok:
+            return None
+        _VOLATILE = False
+    return f"mount -t overlay failed: {(result.stderr or result.error or '').strip()}"
+
+
+_VOLATILE = True
+"""Whether this kernel takes overlayfs's ``volatile`` option (until a mount says it does not)."""
 
 
 def _unmount(merged: Path) -> None:
