@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from sprintflow.errors import InputError, TransitionError
-from sprintflow.io.confine import open_regular
+from sprintflow.io.confine import NotRegular, open_regular
 from sprintflow.io.files import append_ndjson, file_lock, read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas._base import utc_now
@@ -205,6 +205,8 @@ def _advance(path: Path) -> tuple[_Cursor, str | None]:
     """
     try:
         handle = open_regular(path)
+    except NotRegular as exc:
+        raise InputError(f"the bug ledger {exc.strerror}") from None
     except FileNotFoundError:
         _CURSORS.pop(path.resolve(), None)
         return _Cursor(), None

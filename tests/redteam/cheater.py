@@ -454,8 +454,9 @@ def honest_named_test() -> None:
 
 
 def honest_dependency() -> None:
-    """Control: fix add with a dependency the change declares (six, from the registry)."""
+    """Control: fix add with a dependency the change declares (six, from the registry), locked in requirements.txt."""
     _edit("pyproject.toml", 'version = "0.1.0"', 'version = "0.1.0"\ndependencies = ["six>=1.16"]')
+    Path("requirements.txt").write_text("six==1.16.0\n")
     Path("src/calc/__init__.py").write_text("from six.moves import reduce\n\n\ndef add(a, b):\n"
                                             "    return reduce(lambda x, y: x + y, (a, b))\n")
 
