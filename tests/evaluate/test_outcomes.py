@@ -1,0 +1,88 @@
+"""A pass means the tests ran, could fail, and are the baseline's: canaries, the test set, held-out evals."""
+
+from __future__ import annotations
+
+from sprintflow.evaluate.canary import Canary, plant, runner_of
+from sprintflow.evaluate.outcomes import Reference, judge_outcomes, reference_of
+from sprintflow.evaluate.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
+
+CANARY = Canary("c0ffee", "tests/test_c0ffee_canary.py")
+
+
+def _report(*cases: tuple[str, str]) -> ParsedReport:
+    tests = [TestCase(name, status) for name, status in cases]
+    counts = TestCounts(len(tests), sum(s == "passed" for _, s in cases), sum(s == "failed" for _, s in cases),
+                        sum(s == "skipped" for _, s in cases))
+    failures = [TestFailure(name, "assert") for name, status in cases if status == "failed"]
+    return ParsedReport(counts=counts, tests=tests, failures=failures)
+
+
+CANARIES = (("tests.test_c0ffee_canary.test_c0ffee_must_fail", "failed"),
+            ("tests.test_c0ffee_canary.test_c0ffee_must_pass", "passed"))
+
+
+def test_canaries_that_behave_are_taken_out_of_the_report():
+    result = judge_outcomes(_report(("tests.test_calc.test_add", "passed"), *CANARIES), CANARY,
+                            Reference(canary=True))
+    assert result.compromised is None and result.canary_failed and result.problems == []
+    assert [c.name for c in result.report.tests] == ["tests.test_calc.test_add"]
+    assert result.report.counts == TestCounts(1, 1, 0, 0) and result.report.failures == []
+
+
+def test_a_runner_that_passes_the_failing_canary_is_compromised():
+    forged = _report(("tests.test_calc.test_add", "passed"), (CANARIES[0][0], "passed"), CANARIES[1])
+    assert "must fail" in judge_outcomes(forged, CANARY, Reference(canary=True)).compromised
+
+
+def test_a_canary_the_baseline_collected_must_not_vanish_and_one_it_did_not_is_not_expected():
+    report = _report(("tests.test_calc.test_add", "passed"))
+    assert "did not run" in judge_outcomes(report, CANARY, Reference(canary=True)).compromised
+    assert judge_outcomes(report, CANARY, Reference(canary=False)).compromised is None
+
+
+def test_a_test_that_ran_at_the_baseline_must_run_now_skips_there_stay_skips():
+    baseline = Reference({"t.test_add": "failed", "t.test_zero": "passed", "t.test_later": "skipped"}, 2)
+    now = _report(("t.test_add", "skipped"), ("t.test_later", "skipped"))
+    assert judge_outcomes(now, None, baseline).problems == [
+        "t.test_add ran at the baseline and was skipped now", "t.test_zero ran at the baseline and is missing now"]
+    assert judge_outcomes(_report(("t.test_add", "passed"), ("t.test_zero", "passed"), ("t.test_later", "skipped")),
+                          None, baseline).problems == []
+
+
+def test_without_names_the_number_of_tests_that_ran_may_not_drop():
+    text = "tests/test_calc.py .s                                     [100%]\n1 passed, 1 skipped in 0.01s\n"
+    report = parse_report("pytest", text)
+    assert judge_outcomes(report, None, Reference(ran=2)).problems == ["1 tests ran, 2 ran at the baseline"]
+
+
+def test_a_held_out_eval_passes_only_when_every_test_passed():
+    assert judge_outcomes(_report(("e.test_held", "passed"), ("e.test_other", "skipped")), None, None,
+                          held_out=True).problems
+    assert judge_outcomes(_report(), None, None, held_out=True).problems == ["no held-out test ran"]
+    assert judge_outcomes(_report(("e.test_held", "passed")), None, None, held_out=True).problems == []
+
+
+def test_plain_pytest_output_counts_the_passing_canary():
+    text = ("tests/test_c0ffee_canary.py F.                            [ 66%]\ntests/test_calc.py .   [100%]\n"
+            "=========================== short test summary info ============================\n"
+            "FAILED tests/test_c0ffee_canary.py::test_c0ffee_must_fail - AssertionError\n"
+            "========================= 1 failed, 2 passed in 0.02s ==========================\n")
+    result = judge_outcomes(parse_report("pytest", text), CANARY, Reference(canary=True))
+    assert result.compromised is None and result.canary_failed
+    assert result.report.counts == TestCounts(1, 1, 0, 0) and result.report.failures == []
+
+
+def test_the_reference_remembers_whether_the_canary_was_collected():
+    reference = reference_of(_report(("t.test_add", "failed"), *CANARIES), CANARY)
+    assert reference == Reference({"t.test_add": "failed"}, 1, True)
+    assert Reference.from_json(reference.to_json()) == reference
+
+
+def test_canaries_are_planted_beside_the_tests_the_command_runs(tmp_path):
+    for rel in ("tests/test_calc.py", "evals/test_held_out.py", "web/test/add.test.ts"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert plant(tmp_path, "pytest", "python -m pytest -q evals", nonce="n1").path == "evals/test_n1_canary.py"
+    assert plant(tmp_path, "pytest", "pytest", nonce="n2").path == "tests/test_n2_canary.py"
+    assert plant(tmp_path, "vitest", "npx vitest run", nonce="n3").path == "web/test/canary-n3.test.ts"
+    assert runner_of("jest-text", "npx jest") == "jest" and runner_of("tsc", "tsc") is None
