@@ -24,6 +24,7 @@ from sprintflow.evaluate.cache import cached_result
 from sprintflow.evaluate.criteria import judge_by_strategy
 from sprintflow.evaluate.executors import Executor, resolve_executor
 from sprintflow.evaluate.formats import artifact_description, artifact_key, eval_markdown, eval_table, verdict_line
+from sprintflow.evaluate.outcomes import fail_suppressed
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
 from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
 from sprintflow.evaluate.strategies import STRATEGIES
@@ -43,10 +44,11 @@ from sprintflow.schemas import (
     StrategyType,
     VerificationMethod,
 )
+from sprintflow.schemas.journal import SuppressionRecord
 from sprintflow.sprint.findings import environment_blocker
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
 
-__all__ = ["evaluate_flow"]
+__all__ = ["evaluate_flow", "reference_flow"]
 
 
 def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[State[StrategyResult]]]:
@@ -94,7 +96,9 @@ def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
 def evaluate_flow(workspace: str, contract: str, executor: str | None = None, use_cache: bool = True,
                   iteration: int | None = None, blocking_issues: list[str] | None = None,
                   notes: list[str] | None = None, usage: dict[str, Any] | None = None,
-                  config: dict[str, Any] | None = None, tree: dict[str, Any] | None = None) -> State[EvalResult]:
+                  config: dict[str, Any] | None = None, tree: dict[str, Any] | None = None,
+                  suppressions: list[dict[str, Any]] | None = None,
+                  references: str | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     The run ends Completed when the contract passed, ``ContractFailed`` when the
@@ -115,6 +119,10 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
         config: the sprint's pinned configuration (default: the workspace's, read now).
         tree: the judged tree a sprint built (baseline plus the judged change); default: the
             judge builds one from the workspace as it is now.
+        suppressions: lines the sprint's change added that silence a checker
+            (``SuppressionRecord``); each fails that checker's strategy at its line.
+        references: the folder of what the test-running checks said on the sprint's baseline
+            (:func:`reference_flow`): a test that ran there must run and pass now.
     """
     started = time.monotonic()
     with workspace_lock(workspace):
@@ -124,10 +132,13 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
             # The project's own runtime and dependencies, before any strategy runs (Docker only).
             runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root)
             plan = plan_evaluation(Path(workspace), Path(contract), runner, judged, iteration, project)
+            plan = replace(plan, references=Path(references) if references else None)
             print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) of {plan.workspace} "
                   f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
             before = stat_picture(plan.workspace)
-            strategies, criteria = _judge_in_view(plan, use_cache)
+            silenced = [SuppressionRecord.model_validate(s) for s in suppressions or []]
+            strategies, criteria, unclaimed = _judge_in_view(plan, use_cache, silenced)
+            blocking_issues = [*(blocking_issues or []), *unclaimed]
             touched = changed_since(plan.workspace, before)
             if touched:
                 blocking_issues = [*(blocking_issues or []), "The workspace changed while it was judged, though "
@@ -141,6 +152,28 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                 remove_tree(judged)
 
 
+@flow(name="reference", log_prints=True)
+def reference_flow(workspace: str, contract: str, tree: dict[str, Any], references: str,
+                   executor: str | None = None, config: dict[str, Any] | None = None) -> None:
+    """Run the contract's test-running checks (unit-test strategies, custom criteria) once on a sprint's
+    baseline tree, canaries planted, and keep what ran there in ``references``: every later evaluation
+    of the sprint holds its tests to that (:mod:`sprintflow.evaluate.outcomes`). Nothing is recorded
+    as a result: the baseline is not the generator's work."""
+    project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
+    judged = JudgedTree.from_dict(tree)
+    runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root)
+    plan = plan_evaluation(Path(workspace), Path(contract), runner, judged, None, project)
+    customs = [c for c in plan.contract.success_criteria if c.verification_method is VerificationMethod.custom]
+    plan = replace(plan, strategies=[s for s in plan.strategies if s.type is StrategyType.unit_test],
+                   contract=plan.contract.model_copy(update={"success_criteria": customs}),
+                   references=Path(references), recording=True)
+    Path(references).mkdir(parents=True, exist_ok=True)
+    print(f"Running the baseline's tests of {plan.contract.contract_id} once, to know what ran there: "
+          f"{', '.join(s.name for s in plan.strategies) or 'no unit-test strategy'}; "
+          f"{len(customs)} custom criteria")
+    _judge_in_view(plan, False, [])
+
+
 def _snapshot(workspace: Path) -> JudgedTree:
     """The judged tree of a workspace as it is now (an evaluation outside a sprint)."""
     store = WorkspaceStore(workspace)
@@ -148,8 +181,11 @@ def _snapshot(workspace: Path) -> JudgedTree:
     return store.materialize(snapshot.manifest, snapshot.dependencies)
 
 
-def _judge_in_view(plan: EvaluationPlan, use_cache: bool) -> tuple[list[StrategyResult], list[CriterionResult]]:
-    """Strategies and criteria, each in its own layer of the evaluation view over the judged tree."""
+def _judge_in_view(plan: EvaluationPlan, use_cache: bool, silenced: list[SuppressionRecord]
+                   ) -> tuple[list[StrategyResult], list[CriterionResult], list[str]]:
+    """Strategies and criteria, each in its own layer of the evaluation view over the judged tree; a
+    strategy whose checker the change silenced fails before its criteria are judged. The third
+    value: the silenced checkers no strategy runs, for the blocking issues."""
     view = open_view(plan.tree.root)
     if not view.overlays:
         print(f"note: each strategy runs in a copy of the judged tree, not in an overlay layer "
@@ -158,10 +194,11 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool) -> tuple[list[Strategy
         plan = replace(plan, view=view)
         futures = _submit_strategies(plan, use_cache)
         strategies = [task_value(future) for future in futures]  # resolve every future
+        strategies, unclaimed = fail_suppressed(plan.strategies, strategies, silenced)
         criteria = _judge_criteria(plan, strategies, use_cache)
     finally:
         view.close()
-    return strategies, criteria
+    return strategies, criteria, unclaimed
 
 
 def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started: float,

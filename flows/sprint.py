@@ -54,7 +54,7 @@ from sprintflow.testing.tester import (
     tester_settings,
 )
 
-from .evaluate import evaluate_flow
+from .evaluate import evaluate_flow, reference_flow
 
 __all__ = ["sprint_flow"]
 
@@ -81,7 +81,8 @@ class _Sprint:
             inputs.append(self.contracts.relative_to(self.workspace).as_posix())
         return SprintJudge(WorkspaceStore(self.workspace), self.pin.baseline,
                            Admission(estimated_files=tuple(contract.estimated_files), judge_inputs=tuple(inputs),
-                                     tester_tests=tester_settings(self.project).tests_dir if self.tester else None))
+                                     tester_tests=tester_settings(self.project).tests_dir if self.tester else None,
+                                     allowed_suppressions=tuple(contract.allowed_suppressions)))
 
     def secret(self) -> list[str]:
         """What the generator may not even read (relative): the state, held-out evals, the tester's tests,
@@ -106,6 +107,7 @@ def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict
                           generator_prompt(contract, iteration, previous), project.engines.timeout,
                           sprint.hidden(), judge.discarded())
     entry["change"] = judge.judge_step().to_dict()
+    entry.update(pinId=sprint.pin.baseline.pin_id, contractRevision=contract.revision())
     if project.sprint.branch_pattern:
         entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration,
                                            hide=sprint.secret()[1:])
@@ -134,30 +136,70 @@ def _test(sprint: _Sprint, contract: SprintContract, iteration: int, entry: dict
 def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iterations: int) -> ContractStatus | str:
     """Iterations until a pass or the limit; resumes from whatever files the last run left.
 
-    Returns the contract's final status, or why the environment blocks it (the iteration is
-    not counted: it is judged again when the sprint runs next).
+    A verdict belongs to the tree it judged: only iterations this sprint run judged (its pin) count,
+    for a pass and for the limit, and an EvalResult left by a killed run is reused only for the same
+    pin, the same revision of the contract and the same judged tree; anything else is judged again.
+    A finished generator step (its journal entry) is not run again for the same revision of the
+    contract. Returns the contract's final status, or why the environment blocks it (the iteration
+    is not counted: it is judged again when the sprint runs next).
     """
-    workspace = sprint.workspace
+    workspace, pin = sprint.workspace, sprint.pin.baseline.pin_id
     if transition(contract, ContractStatus.in_progress):
         write_contract(path, contract)
+    _reference(sprint, path, contract)
     while True:
-        history = contract.iteration_history
-        if history and history[-1].result == "pass":
+        ours = [record for record in contract.iteration_history if record.pin_id == pin]
+        if ours and ours[-1].result == "pass":
             return ContractStatus.completed
-        iteration = len(history) + 1
-        if iteration > max_iterations:
+        if len(ours) >= max_iterations:
             return ContractStatus.needs_rework
-        result = load_eval(workspace, contract.contract_id, iteration)
-        entry = read_journal(workspace, contract.contract_id, iteration)
+        iteration = len(contract.iteration_history) + 1
+        entry = _trusted_entry(read_journal(workspace, contract.contract_id, iteration), contract)
+        result = load_eval(workspace, contract.contract_id, iteration) if entry is not None else None
+        if result is not None and not _judged_here(result, sprint, contract):
+            result = None  # judged under another pin or revision, or on another tree: judge again
         if result is not None and environment_blocker(result, workspace):
             result = None  # the environment was to blame last time: judge the same generator step again
-        if result is None or entry is None:
+        if result is None:
             entry = entry or _generate(sprint, contract, iteration)
             result, blocker = _judge_iteration(sprint, path, contract, iteration, entry)
             if blocker:
                 return blocker
         record_iteration(contract, result)
         write_contract(path, contract)
+
+
+def _trusted_entry(entry: dict | None, contract: SprintContract) -> dict | None:
+    """A finished generator step for this revision of the contract (a changed contract asks for a new one)."""
+    if entry is None or entry.get("contractRevision") != contract.revision():
+        return None
+    return entry
+
+
+def _judged_here(result: EvalResult, sprint: _Sprint, contract: SprintContract) -> bool:
+    judged = result.judged
+    return (judged is not None and judged.pin_id == sprint.pin.baseline.pin_id
+            and judged.contract_revision == contract.revision()
+            and judged.tree_digest == sprint.judge(contract).judged_digest())
+
+
+def _references(sprint: _Sprint, contract: SprintContract) -> Path:
+    return sprint.judge(contract).store.pin_folder(sprint.pin.baseline.pin_id) / "references" / contract.contract_id
+
+
+def _reference(sprint: _Sprint, path: Path, contract: SprintContract) -> None:
+    """The baseline's tests run once per contract and pin (a resumed sprint keeps what it found)."""
+    folder = _references(sprint, contract)
+    if (folder / "done").is_file():
+        return
+    store = sprint.judge(contract).store
+    tree = store.materialize(sprint.pin.baseline.manifest, sprint.pin.baseline.dependencies)
+    try:
+        run_flow(reference_flow, str(sprint.workspace), str(path), tree.to_dict(), str(folder),
+                 executor=sprint.executor, config=sprint.project.to_dict())
+    finally:
+        remove_tree(tree)
+    (folder / "done").write_text("")
 
 
 def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iteration: int,
@@ -173,7 +215,8 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
         result = run_flow(evaluate_flow, str(sprint.workspace), str(path), executor=sprint.executor,
                           iteration=iteration, blocking_issues=blocking, notes=notes,
                           usage=generator_usage(entry, sprint.engine), config=sprint.project.to_dict(),
-                          tree=tree.to_dict())
+                          tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
+                          references=str(_references(sprint, contract)))
         return result, environment_blocker(result, tree.root)
     finally:
         remove_tree(tree)
@@ -197,7 +240,7 @@ def _emit(contract: SprintContract, outcome: str) -> None:
 @ends_in_error_states
 def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None = None,
                 executor: str | None = None, max_iterations: int | None = None,
-                retry_rework: bool = False) -> State[dict[str, str]]:
+                retry_rework: bool = False, restart: bool = False) -> State[dict[str, str]]:
     """Run every contract that is not completed, in dependency order.
 
     The run ends Completed when every contract completed, ``NeedsRework`` when any
@@ -213,13 +256,18 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         executor: where strategies run: auto, docker or local (default: the config's executor.kind).
         max_iterations: iterations per contract (default: evaluator.maxIterations).
         retry_rework: also run contracts that ended needs-rework before (from their next iteration).
+        restart: start over: forget a killed sprint's pin (the configuration and the workspace are
+            pinned anew) and its iterations, and run contracts that ended needs-rework too.
 
     Returns:
         A state carrying contractId -> completed | needs-rework | blocked.
     """
     root = Path(workspace).resolve()
     with workspace_lock(root):
+        if restart:
+            release_pin(root)
         pin = pin_judge(root)
+        retry_rework = retry_rework or restart
         project = pin.config
         print(f"Judged by the configuration pinned at {pin.pinned_at} from {pin.source or 'the defaults'}")
         folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir

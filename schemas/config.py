@@ -61,7 +61,12 @@ class SprintConfig(ConfigSection):
     branch_pattern: str | None = None
     """Commit each iteration on this git branch, e.g. ``sprintflow/{contractId}``; None: no commits."""
     held_out: list[str] = Field(default_factory=lambda: ["evals"])
-    """Held-out evaluation data the generator must never touch (protected like .sprintflow/)."""
+    """Held-out evaluation data the generator must never touch (protected like .sprintflow/). A custom
+    criterion whose command names one of these paths is a held-out eval."""
+    held_out_feedback: Literal["opaque", "summary"] = "opaque"
+    """What the generator learns of a failed held-out eval: its criterion and description only
+    (``opaque``), or also how many of its tests failed (``summary``); never its source, assertions,
+    values or output. The EvalResult keeps everything, for people."""
 
 
 class TesterConfig(ConfigSection):

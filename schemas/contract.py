@@ -67,6 +67,13 @@ class IterationRecord(Document):
     eval_id: SafeId
     result: Literal["pass", "fail"]
     timestamp: str
+    pin_id: str | None = None
+    """The sprint run (its pin) that judged it: a later sprint run judges again, whatever this says."""
+
+
+SuppressionKind = Literal["noqa", "pylint-disable", "eslint-disable", "biome-ignore", "nolint", "allow-lint",
+                          "suppress-warnings", "type-ignore", "ts-ignore", "no-cover", "skip"]
+"""The kinds of line that silence a checker (``sprintflow.judge.suppressions`` says what each looks like)."""
 
 
 class SprintContract(Document):
@@ -88,9 +95,30 @@ class SprintContract(Document):
     generator_notes: str
     evaluator_notes: str
     estimated_files: list[str] = Field(default_factory=list)
+    allowed_suppressions: list[SuppressionKind] = Field(default_factory=list)
+    """Kinds of suppression the change may add (``noqa``, ``type-ignore``, ``skip`` …); any other line that
+    silences a checker fails that checker's criterion."""
     estimated_duration: Literal["small", "medium", "large"]
     iteration_history: list[IterationRecord] = Field(default_factory=list)
     last_eval_id: SafeId | None = None
+
+    def revision(self) -> str:
+        """A digest of what the contract asks (criteria, files, description): a verdict on another revision
+        of it is not a verdict on this one.
+
+        Example:
+            >>> from sprintflow.schemas import load_document
+            >>> path = "examples/python-api/.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"
+            >>> contract = load_document(path, SprintContract)
+            >>> contract.revision() == contract.model_copy(update={"status": ContractStatus.completed}).revision()
+            True
+        """
+        import hashlib
+        import json
+
+        asked = self.model_dump(mode="json", by_alias=True, include={
+            "description", "success_criteria", "estimated_files", "allowed_suppressions", "depends_on"})
+        return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:16]
 
     def transition(self, to: ContractStatus) -> None:
         """Move to ``to`` or raise ``TransitionError``; stamps the timestamps.

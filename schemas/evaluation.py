@@ -21,6 +21,10 @@ __all__ = [
     "EvalResult",
     "ExecutorRecord",
     "GeneratorFeedback",
+    "JudgedRecord",
+    "MutantRecord",
+    "MutatedFunction",
+    "MutationResult",
     "Outcome",
     "Priority",
     "Regression",
@@ -84,6 +88,57 @@ class Diagnostic(Document):
     """For a failed test: one or two sentences a coding agent can act on."""
 
 
+MutantStatus = Literal["killed", "survived", "timeout", "error", "not-run"]
+"""How a mutant ended: ``timeout`` is not a kill; ``not-run`` ran out of the time budget."""
+
+
+class MutantRecord(Document):
+    """One mutant of a changed line."""
+
+    file: str
+    line: int
+    function: str
+    """The function (or, where the tool names none, the changed block) the mutant is in."""
+    operator: str
+    status: MutantStatus
+
+
+class MutatedFunction(Document):
+    """The mutants of one changed function: if none is killed, its tests pass whatever it does."""
+
+    file: str
+    line: int
+    function: str
+    mutants: int
+    """Mutants that ran to a verdict (killed, survived or timed out)."""
+    killed: int
+
+
+class MutationResult(Document):
+    """The diff-scoped mutation check of a test run: do its tests fail when the changed code changes?"""
+
+    tool: str
+    """The mutation tool and version: cosmic-ray, Stryker."""
+    measured: bool
+    """False: nothing could be measured (``reason`` says why); the check then judges nothing."""
+    reason: str | None = None
+    mutants: int = 0
+    """Mutants that ran to a verdict."""
+    killed: int = 0
+    survived: int = 0
+    timeouts: int = 0
+    errors: int = 0
+    """Mutants the tool could not judge (a mutant that cannot load); counted neither way."""
+    not_run: int = 0
+    """Mutants left when the time budget ran out."""
+    kill_rate: float | None = None
+    """killed / mutants (timeouts are not kills); None when no mutant ran."""
+    functions: list[MutatedFunction] = Field(default_factory=list)
+    survivors: list[MutantRecord] = Field(default_factory=list)
+    """The first surviving mutants, for people."""
+    duration_ms: int | None = None
+
+
 class StrategyResult(Document):
     strategy: str
     required: bool
@@ -100,6 +155,10 @@ class StrategyResult(Document):
     """True when reused from an identical earlier run (same workspace hash and config)."""
     flaky: bool = False
     """True when it failed, then passed when run again on the same snapshot of the workspace."""
+    compromised: str | None = None
+    """Why its test runner cannot be believed (a canary the judge planted did not behave); it failed."""
+    mutation: MutationResult | None = None
+    """The mutation check of the lines the change touched (unit tests; None: not run)."""
 
 
 class CriterionResult(Document):
@@ -109,6 +168,10 @@ class CriterionResult(Document):
     result: Outcome
     evidence: str
     feedback: str = ""
+    held_out: bool = False
+    """A held-out eval: the generator's feedback names it and its description only, never its evidence."""
+    compromised: str | None = None
+    """Why the test runner of its command cannot be believed (a canary did not behave); it failed."""
 
 
 class Regression(Document):
@@ -158,6 +221,16 @@ class ExecutorRecord(Document):
     """Host variables passed to strategies by name, beyond the allowlist."""
 
 
+class JudgedRecord(Document):
+    """What an evaluation judged: a verdict belongs to this tree, this sprint run and this contract."""
+
+    tree_digest: str
+    """The judged tree's digest (its files' contents and modes)."""
+    pin_id: str | None = None
+    """The sprint run (its pin); None for an evaluation outside a sprint."""
+    contract_revision: str | None = None
+
+
 class EvalResult(Document):
     eval_id: SafeId
     """``eval-<contractId>-<iteration>``."""
@@ -173,4 +246,6 @@ class EvalResult(Document):
     generator_feedback: list[GeneratorFeedback] = Field(default_factory=list)
     summary: str
     executor: ExecutorRecord | None = None
+    judged: JudgedRecord | None = None
+    """What was judged; a sprint trusts the verdict again only for the same tree, run and contract."""
     """How the strategies ran (sprintflow's addition to the seed's EvalResult)."""

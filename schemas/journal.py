@@ -6,7 +6,18 @@ from pydantic import Field
 
 from ._base import Document
 
-__all__ = ["JudgedChange"]
+__all__ = ["JudgedChange", "SuppressionRecord"]
+
+
+class SuppressionRecord(Document):
+    """A line the change added that silences a checker."""
+
+    file: str
+    line: int
+    kind: str
+    checker: str
+    """The strategy type it silences (``lint``, ``typecheck``, ``unit-test``)."""
+    text: str
 
 
 class JudgedChange(Document):
@@ -26,5 +37,7 @@ class JudgedChange(Document):
     """Tests and configuration files the contract lets the generator change: path -> diff, for a reviewer."""
     reaches: list[str] = Field(default_factory=list)
     """Lines the change adds that reach into the test runner (``file:line reaches into …``)."""
+    suppressions: list[SuppressionRecord] = Field(default_factory=list)
+    """Lines the change adds that silence a checker the contract does not let it silence."""
     restored: list[str] = Field(default_factory=list)
     """Workspace paths put back as the baseline had them (or removed, when the baseline had none)."""

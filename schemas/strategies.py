@@ -29,6 +29,7 @@ __all__ = [
     "Endpoint",
     "LintSettings",
     "LintStrategy",
+    "MutationSettings",
     "PlaywrightSettings",
     "PlaywrightStrategy",
     "StrategyConfig",
@@ -72,7 +73,23 @@ class LintSettings(CommandSettings):
     """More warnings than this fail lint; -1 tolerates any number."""
 
 
+class MutationSettings(ConfigSection):
+    """The mutation check of a test run (on by default): mutants of the lines the change touched must
+    make the tests fail. ``enabled = false`` turns it off."""
+
+    enabled: bool = True
+    max_mutants: int = Field(default=24, ge=1, le=1000)
+    """At most this many mutants, spread over the changed functions (every one gets one first)."""
+    budget: float = Field(default=180, gt=0, le=3600)
+    """Seconds the whole check may take; mutants not run by then count neither way."""
+    mutant_timeout: float | None = Field(default=None, gt=0, le=3600)
+    """Seconds one mutant's test run may take (a timeout is not a kill); default: three times the
+    unmutated run, plus 10 s."""
+
+
 class UnitTestSettings(CommandSettings):
+    mutation: MutationSettings = Field(default_factory=MutationSettings)
+    """The mutation check of the change (cosmic-ray for pytest, Stryker for vitest and jest)."""
     coverage: bool = False
     """Accepted from the seed; coverage thresholds are the test command's to enforce."""
     coverage_threshold: float | None = None

@@ -23,16 +23,22 @@ from sprintflow.cli import exit_with_verdict
               help="Iterations per contract (default: evaluator.maxIterations, 3).")
 @click.option("--retry-rework", is_flag=True,
               help="Also run contracts that ended needs-rework, from their next iteration.")
+@click.option("--restart", is_flag=True,
+              help="Start over: forget a killed sprint's pin and iterations (the configuration and the workspace "
+                   "are pinned anew), and run contracts that ended needs-rework too.")
 def run(workspace: Path, contracts: Path | None, engine: str | None, executor: str, max_iterations: int | None,
-        retry_rework: bool) -> None:
+        retry_rework: bool, restart: bool) -> None:
     """Run the sprint: generator then evaluator, iteration after iteration, per contract.
 
     Contracts run in dependency order; a contract whose dependency did not complete
     is reported as blocked. Each iteration's generator sees the contract, its notes
-    and the previous EvalResult's feedback. Protected files (.sprintflow/, held-out
-    evals, protectedPaths) changed by the generator are restored and fail the iteration.
+    and the previous EvalResult's feedback; the judge takes its change against the
+    workspace as it was when the sprint started and judges a tree it builds itself
+    (the README's Security section says what of a change is judged).
 
-    Killed at any moment, the same command continues where it stopped.
+    Killed at any moment, the same command continues where it stopped (--restart starts
+    over). A verdict belongs to the tree it judged: iterations of an earlier sprint run
+    are judged again, never trusted.
 
     Exit codes: 0 every contract completed, 1 any needs rework or is blocked, 2 errors.
     """
@@ -53,7 +59,8 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
     from sprintflow.cli import run_flow_here
 
     outcomes = run_flow_here("sprint", str(workspace), str(contracts) if contracts else None, engine=engine,
-                             executor=executor, max_iterations=max_iterations, retry_rework=retry_rework)
+                             executor=executor, max_iterations=max_iterations, retry_rework=retry_rework,
+                             restart=restart)
     for contract_id, outcome in outcomes.items():
         click.echo(f"{outcome:<13} {contract_id}")
     exit_with_verdict(all(o == "completed" for o in outcomes.values()))

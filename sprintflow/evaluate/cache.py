@@ -36,8 +36,15 @@ def _cache_key(plan: EvaluationPlan, strategy: StrategyConfig) -> str:
         "executor": plan.executor.describe(),
         "image": strategy.image,
         "timeout": plan.run_for(strategy).timeout,
+        "reference": _reference_text(plan, plan.check_of(strategy)),
     }, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _reference_text(plan: EvaluationPlan, check: str) -> str | None:
+    """The baseline's reference a verdict was judged against: the same tree judged against another differs."""
+    reference = plan.reference_of(check)
+    return reference.to_json() if reference is not None else None
 
 
 def _cache_file(plan: EvaluationPlan, strategy: StrategyConfig) -> Path:
@@ -83,6 +90,7 @@ def _criterion_file(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: 
         "executor": plan.executor.describe(),
         "timeout": timeout,
         "below": [_cache_key(plan, s) for s in plan.strategies if s.type is StrategyType.build],
+        "reference": _reference_text(plan, f"criterion-{criterion.criterion_id}"),
     }, sort_keys=True)
     return WorkspaceLayout(plan.workspace).strategy_cache_file(hashlib.sha256(material.encode()).hexdigest())
 

@@ -9,6 +9,7 @@ concrete, as the seed's evidence standards ask: commands, exit codes, file:line.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from sprintflow.errors import OutsideWorkspace
@@ -23,6 +24,8 @@ from sprintflow.schemas import (
     VerificationMethod,
 )
 from sprintflow.sprint.engines import EngineReply, extract_json
+
+from .outcomes import Outcomes
 
 __all__ = ["judge_by_command", "judge_by_strategy", "judge_manual", "manual_prompt", "skipped_manual"]
 
@@ -69,20 +72,60 @@ def _names_criterion(strategy: StrategyResult, criterion: SuccessCriterion) -> b
     return criterion.criterion_id in strategy.output
 
 
-def judge_by_command(criterion: SuccessCriterion, command: str, outcome: CommandResult) -> CriterionResult:
-    """A custom criterion: exit 0 passes; could-not-run and timeouts fail closed."""
+def judge_by_command(criterion: SuccessCriterion, command: str, outcome: CommandResult,
+                     outcomes: Outcomes | None = None) -> CriterionResult:
+    """A custom criterion: exit 0 passes; could-not-run and timeouts fail closed. When the command is a
+    test runner (``outcomes``), its failing canary's exit 1 is not the code's, and a compromised
+    runner or a test that did not count fails it."""
     if outcome.error:
         return _criterion(criterion, Outcome.failed, f"`{command}` could not run: {outcome.error}",
                           "Fix the customCommand so it can run in the sandbox.")
     if outcome.timed_out:
         return _criterion(criterion, Outcome.failed, f"`{command}` timed out and was killed.",
                           "The check must finish within its timeout.")
-    tail = (outcome.stdout + outcome.stderr).strip()[-600:]
-    evidence = f"`{command}` exited {outcome.exit_code}." + (f" Output: {tail}" if tail else "")
-    if outcome.exit_code == 0:
+    evidence = f"`{command}` exited {outcome.exit_code}." + _output(outcome, outcomes)
+    code = outcome.exit_code
+    if outcomes is not None and outcomes.canary_failed and code == 1 and not outcomes.report.failures:
+        code = 0  # the runner exited 1 for the judge's failing canary alone
+    if outcomes is not None and outcomes.compromised:
+        return _criterion(criterion, Outcome.failed, f"The test runner cannot be believed: {outcomes.compromised}. "
+                          f"{evidence}", f"{criterion.description} — its tests must run unaltered.").model_copy(
+            update={"compromised": outcomes.compromised})
+    if code == 0 and outcomes is not None and outcomes.problems:
+        return _criterion(criterion, Outcome.failed, "Only a test that ran and passed counts: "
+                          + "; ".join(outcomes.problems) + f". {evidence}",
+                          f"{criterion.description} — every test of it must run and pass.")
+    if code == 0:
         return _criterion(criterion, Outcome.passed, evidence)
     return _criterion(criterion, Outcome.failed, evidence,
                       f"{criterion.description} — `{command}` must exit 0.")
+
+
+def _output(outcome: CommandResult, outcomes: Outcomes | None) -> str:
+    """What the evidence quotes: a test runner's tally and failures (its canaries never), else the output's tail."""
+    if outcomes is None or outcomes.report.counts is None:
+        tail = (outcome.stdout + outcome.stderr).strip()[-600:]
+        return f" Output: {tail}" if tail else ""
+    counts = outcomes.report.counts
+    failures = "; ".join(f"{f.test}: {f.message.splitlines()[0] if f.message else ''}"
+                         for f in outcomes.report.failures[:3])
+    return (f" {counts.total} tests: {counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped."
+            + (f" Failed: {failures}"[:1200] if failures else ""))
+
+
+def is_held_out(command: str, held_out: list[str]) -> bool:
+    """Whether a custom criterion's command runs a held-out eval: it names one of the held-out paths.
+
+    Example:
+        >>> is_held_out("python3 -m pytest -q evals", ["evals"]), is_held_out("pytest tests", ["evals"])
+        (True, False)
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    paths = [p.strip("/") for p in held_out if p.strip("/")]
+    return any(word.strip("./") == path or word.strip("./").startswith(f"{path}/") for word in words for path in paths)
 
 
 def skipped_manual(criterion: SuccessCriterion, reason: str) -> CriterionResult:

@@ -101,7 +101,7 @@ def find_regressions(previous: EvalResult | None, strategies: list[StrategyResul
 
 def generator_feedback(strategies: list[StrategyResult], criteria: list[CriterionResult],
                        regressions: list[Regression], commands: dict[str, str],
-                       workspace: Path | None = None) -> list[GeneratorFeedback]:
+                       workspace: Path | None = None, held_out_feedback: str = "opaque") -> list[GeneratorFeedback]:
     """One actionable item per distinct problem, in the order the generator should fix them.
 
     * A strategy that failed because of its environment (see
@@ -121,6 +121,8 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
         commands: each strategy's command, for the reproduction step.
         workspace: where the evaluation ran; its manifests tell a missing declared
             dependency (an environment failure) from an import the code got wrong.
+        held_out_feedback: what an item of a failed held-out eval tells (``opaque``: its criterion
+            and description; ``summary``: also how many of its tests failed). Never its output.
     """
     declared = DeclaredDependencies.from_workspace(workspace) if workspace else None
     regressed = {match[1]: r for r in regressions if (match := _STRATEGY_REGRESSION.match(r.description))}
@@ -147,8 +149,9 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
         if len(errors) > MAX_ITEMS_PER_STRATEGY:
             others.append(_Item(_more_item(result, len(errors), reproduction), _UNPARSED, [result.strategy]))
     explained = [*environment.values(), *problems.values(), *others]
-    items = [*explained, *_criterion_items(criteria, strategies, explained),
-             *_regression_items(regressions, regressed, explained)]
+    held_out = {c.criterion_id for c in criteria if c.held_out}
+    items = [*explained, *_criterion_items(criteria, strategies, explained, held_out_feedback),
+             *_regression_items(regressions, regressed, explained, held_out)]
     return [item.render() for item in sorted(items, key=_Item.order)]
 
 
@@ -294,8 +297,9 @@ def _more_item(result: StrategyResult, errors: int, reproduction: str | None) ->
 
 
 def _criterion_items(criteria: list[CriterionResult], strategies: list[StrategyResult],
-                     explained: list[_Item]) -> list[_Item]:
-    """Criteria the strategy items explain become notes on them; the others are items of their own."""
+                     explained: list[_Item], held_out_feedback: str = "opaque") -> list[_Item]:
+    """Criteria the strategy items explain become notes on them; the others are items of their own
+    (a held-out eval's names it and its description only)."""
     by_details = {s.details: s.strategy for s in strategies if s.result is not Outcome.passed and s.details}
     items = []
     for criterion in criteria:
@@ -307,13 +311,32 @@ def _criterion_items(criteria: list[CriterionResult], strategies: list[StrategyR
             for owner in owners:
                 owner.criteria.append(criterion.criterion_id)
             continue
-        items.append(_Item(_criterion_item(criterion), _CRITERION, []))
+        item = _held_out_item(criterion, held_out_feedback) if criterion.held_out else _criterion_item(criterion)
+        items.append(_Item(item, _CRITERION, []))
     return items
 
 
+_COUNTS = re.compile(r"(\d+) (failed|passed|skipped|error)")
+
+
+def _held_out_item(criterion: CriterionResult, mode: str) -> GeneratorFeedback:
+    """A failed held-out eval, as the generator may learn of it: which, and what it asks; never its
+    source, assertions, values or output (which would stop it being held out)."""
+    summary = ""
+    if mode == "summary":
+        counts = {what: int(n) for n, what in _COUNTS.findall(criterion.evidence.split("Output:")[0])}
+        summary = f" ({counts.get('failed', 0)} of its tests failed)" if counts else ""
+    return GeneratorFeedback(
+        priority=Priority.high if criterion.required else Priority.medium, category=Category.missing_feature,
+        description=f"Held-out criterion {criterion.criterion_id} {criterion.result.value}{summary}: "
+                    f"{criterion.description} (a held-out eval: what it checks is not shown)",
+        expected=criterion.description)
+
+
 def _regression_items(regressions: list[Regression], regressed: dict[str, Regression],
-                      explained: list[_Item]) -> list[_Item]:
-    """Regressions the strategy and criterion items already carry are marked on them, not repeated."""
+                      explained: list[_Item], held_out: frozenset[str] | set[str] = frozenset()) -> list[_Item]:
+    """Regressions the strategy and criterion items already carry are marked on them, not repeated
+    (a held-out eval's without its evidence)."""
     items = []
     for regression in regressions:
         strategy = next((name for name, r in regressed.items() if r is regression), None)
@@ -332,7 +355,7 @@ def _regression_items(regressions: list[Regression], regressed: dict[str, Regres
             file=regression.affected_files[0] if regression.affected_files else None,
             description=regression.description,
             expected="What worked in the previous iteration keeps working.",
-            reproduction=regression.evidence[:500]), _REGRESSION, []))
+            reproduction=None if criterion in held_out else regression.evidence[:500]), _REGRESSION, []))
     return items
 
 

@@ -63,6 +63,10 @@ def _cell(text: str | None, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+HELD_OUT = "(a held-out eval: its evidence is kept in the EvalResult file only)"
+"""What the artifacts show of a held-out eval's evidence: the Prefect API is within the generator's reach."""
+
+
 def eval_markdown(result: EvalResult) -> str:
     """A markdown page: verdict, score, strategies, criteria, then the feedback to act on."""
     s = result.score
@@ -85,7 +89,7 @@ def eval_markdown(result: EvalResult) -> str:
     lines += ["", "## Criteria", "| criterion | required | result | evidence |", "|---|---|---|---|"]
     for c in result.criteria_results:
         lines.append(f"| {c.criterion_id} | {'yes' if c.required else 'no'} | {_MARK[c.result]} | "
-                     f"{_cell(c.evidence)} |")
+                     f"{_cell(HELD_OUT if c.held_out else c.evidence)} |")
     if result.regressions:
         lines += ["", "## Regressions"] + [f"- **{r.severity}** {r.description}" for r in result.regressions]
     if result.generator_feedback:
@@ -114,7 +118,8 @@ def eval_table(result: EvalResult) -> list[dict[str, str]]:
              "details": _cell(r.details, 120)}
             for r in result.strategy_results]
     rows += [{"kind": "criterion", "name": c.criterion_id, "required": "yes" if c.required else "no",
-              "result": _MARK[c.result], "errors": "", "time": "", "cached": "", "details": _cell(c.evidence, 120)}
+              "result": _MARK[c.result], "errors": "", "time": "", "cached": "",
+              "details": _cell(HELD_OUT if c.held_out else c.evidence, 120)}
              for c in result.criteria_results]
     return rows
 

@@ -30,10 +30,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
+from sprintflow.schemas import Diagnostic, Outcome, StrategyConfig, StrategyResult
+from sprintflow.schemas.journal import SuppressionRecord
+
 from .canary import Canary
 from .parsers import ParsedReport, TestCounts
 
-__all__ = ["Outcomes", "Reference", "judge_outcomes", "reference_of"]
+__all__ = ["Outcomes", "Reference", "fail_suppressed", "judge_outcomes", "reference_of"]
 
 RAN = ("passed", "failed")
 SHOWN = 5
@@ -47,16 +50,16 @@ class Reference:
     tests: dict[str, str] = field(default_factory=dict)
     ran: int = 0
     """Tests that ran (passed or failed), counted."""
-    canary: bool = False
-    """The canary was collected: it is expected in every later run."""
+    canaries: tuple[str, ...] = ()
+    """The test files whose failing canary failed there: theirs must fail in every later run."""
 
     def to_json(self) -> str:
-        return json.dumps({"tests": self.tests, "ran": self.ran, "canary": self.canary})
+        return json.dumps({"tests": self.tests, "ran": self.ran, "canaries": list(self.canaries)})
 
     @classmethod
     def from_json(cls, text: str) -> Reference:
         data = json.loads(text)
-        return cls(dict(data["tests"]), int(data["ran"]), bool(data["canary"]))
+        return cls(dict(data["tests"]), int(data["ran"]), tuple(data["canaries"]))
 
 
 @dataclass(frozen=True)
@@ -72,14 +75,13 @@ class Outcomes:
     """The failing canary failed, as it must: the runner's own exit code says so too."""
 
 
-def _status(report: ParsedReport, predicate) -> str | None:
-    for case in report.tests:
-        if predicate(case.name):
-            return case.status
-    for failure in report.failures:  # a runner's plain output names only its failures
-        if predicate(failure.test):
-            return "failed"
-    return None
+def _canary_statuses(report: ParsedReport, canary: Canary, predicate) -> dict[str, str]:
+    """Canary test file -> how its canary (the one ``predicate`` picks) ended, as the report says."""
+    found: dict[str, str] = {}
+    for name, status in [*((c.name, c.status) for c in report.tests), *((f.test, "failed") for f in report.failures)]:
+        if predicate(name) and (where := canary.file_of(name)) is not None:
+            found.setdefault(where, status)
+    return found
 
 
 def _anonymous(name: str) -> bool:
@@ -89,10 +91,12 @@ def _anonymous(name: str) -> bool:
 
 def _without_canaries(report: ParsedReport, canary: Canary) -> ParsedReport:
     tests = [case for case in report.tests if not canary.is_canary(case.name)]
-    if _status(report, canary.must_fail) and not any(canary.must_pass(c.name) for c in report.tests):
-        # A runner's plain output names only failures: the passing canary is one of its unnamed passes.
-        unnamed = next((i for i, c in enumerate(tests) if c.status == "passed" and _anonymous(c.name)), None)
-        if unnamed is not None:
+    if not any(canary.must_pass(c.name) for c in report.tests):
+        # A runner's plain output names only failures: each passing canary is one of its unnamed passes.
+        for _ in _canary_statuses(report, canary, canary.must_fail):
+            unnamed = next((i for i, c in enumerate(tests) if c.status == "passed" and _anonymous(c.name)), None)
+            if unnamed is None:
+                break
             del tests[unnamed]
     removed = list(report.tests)
     for case in tests:
@@ -110,19 +114,22 @@ def _without_canaries(report: ParsedReport, canary: Canary) -> ParsedReport:
     return replace(report, tests=tests, failures=failures, diagnostics=diagnostics, counts=counts)
 
 
-def _canary_problem(report: ParsedReport, canary: Canary, expected: bool) -> tuple[str | None, bool]:
-    """Why the canaries say the runner was compromised (None: they behaved), and whether the
-    failing one failed."""
-    failing, passing = _status(report, canary.must_fail), _status(report, canary.must_pass)
-    if failing is None:
-        return (("the test that must fail (a canary the judge planted) did not run: the runner's tests "
-                 "were changed from inside") if expected else None), False
-    if failing != "failed":
-        return (f"the test that must fail (a canary the judge planted) {_ended(failing)}: the runner passes "
-                "what cannot pass, so nothing it reports counts"), False
-    if passing is not None and passing != "passed":
-        return f"the test that must pass (a canary the judge planted) {_ended(passing)}", True
-    return None, True
+def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, ...]) -> tuple[str | None, bool]:
+    """Why the canaries say the runner was compromised (None: they behaved), and whether a failing one
+    failed. ``expected``: the files whose failing canary failed on the baseline."""
+    failing = _canary_statuses(report, canary, canary.must_fail)
+    passing = _canary_statuses(report, canary, canary.must_pass)
+    for where, status in sorted(failing.items()):
+        if status != "failed":
+            return (f"the test that must fail (a canary the judge planted in {where}) {_ended(status)}: the "
+                    "runner passes what cannot pass, so nothing it reports counts"), False
+    for where in expected:
+        if where not in failing:
+            return (f"the test that must fail (a canary the judge planted in {where}) did not run, where it ran "
+                    "on the baseline: the runner's tests were changed from inside"), False
+        if where in passing and passing[where] != "passed":
+            return f"the test that must pass (a canary the judge planted in {where}) {_ended(passing[where])}", True
+    return None, bool(failing)
 
 
 def _ended(status: str) -> str:
@@ -134,7 +141,7 @@ def judge_outcomes(report: ParsedReport, canary: Canary | None, reference: Refer
     """The rules of the module docstring, on one run's report."""
     compromised, canary_failed = None, False
     if canary is not None:
-        compromised, canary_failed = _canary_problem(report, canary, reference.canary if reference else False)
+        compromised, canary_failed = _canary_problem(report, canary, reference.canaries if reference else ())
         report = _without_canaries(report, canary)
     problems = _against_baseline(report, reference) if reference is not None else []
     if held_out:
@@ -176,9 +183,46 @@ def reference_of(report: ParsedReport | None, canary: Canary | None) -> Referenc
     """What the baseline's run of a check said (canaries taken out, and whether one was collected)."""
     if report is None:
         return Reference()
-    collected = canary is not None and _status(report, canary.must_fail) is not None
+    failed = sorted(where for where, status in _canary_statuses(report, canary, canary.must_fail).items()
+                    if status == "failed") if canary is not None else []
     if canary is not None:
         report = _without_canaries(report, canary)
     counts = report.counts
     ran = counts.passed + counts.failed if counts else sum(case.status in RAN for case in report.tests)
-    return Reference({case.name: case.status for case in report.tests}, ran, collected)
+    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed))
+
+
+def fail_suppressed(strategies: list[StrategyConfig], results: list[StrategyResult],
+                    suppressions: list[SuppressionRecord]) -> tuple[list[StrategyResult], list[str]]:
+    """A line the change added that silences a checker fails that checker's strategy, at the line.
+
+    Returns the results and, for a checker no strategy runs, a sentence for the blocking issues.
+
+    Example:
+        >>> from sprintflow.schemas import parse_strategy
+        >>> lint = parse_strategy({"type": "lint"})
+        >>> ok = StrategyResult(strategy="lint", required=True, result=Outcome.passed, details="clean")
+        >>> silenced = SuppressionRecord(file="src/a.py", line=3, kind="noqa", checker="lint", text="import os  # noqa")
+        >>> results, unclaimed = fail_suppressed([lint], [ok], [silenced])
+        >>> results[0].result.value, results[0].diagnostics[0].line, unclaimed
+        ('fail', 3, [])
+    """
+    out, unclaimed = list(results), []
+    for checker in dict.fromkeys(s.checker for s in suppressions):
+        found = [s for s in suppressions if s.checker == checker]
+        index = next((i for i, config in enumerate(strategies) if config.type.value == checker), None)
+        lines = "; ".join(f"{s.file}:{s.line} ({s.kind})" for s in found[:SHOWN])
+        if index is None:
+            unclaimed.append(f"The change silences {checker} instead of fixing what it finds: {lines}")
+            continue
+        diagnostics = [Diagnostic(tool=checker, severity="error", file=s.file, line=s.line, code=s.kind,
+                                  message=f"`{s.text}` silences {checker} ({s.kind}): fix what it finds instead, "
+                                          "or the contract must allow this kind in allowedSuppressions")
+                       for s in found]
+        result = out[index]
+        out[index] = result.model_copy(update={
+            "result": Outcome.failed, "diagnostics": [*diagnostics, *result.diagnostics],
+            "error_count": (result.error_count or 0) + len(found),
+            "details": f"The change silences {checker} instead of fixing what it finds: {lines}. "
+                       f"What {result.strategy} reported: {result.details}"})
+    return out, unclaimed

@@ -19,6 +19,7 @@ from sprintflow.schemas import (
 )
 
 from .executors import Executor
+from .outcomes import Reference
 from .strategies import STRATEGIES, Strategy, StrategyRun, strategy_for
 from .view import EvaluationView
 
@@ -43,6 +44,10 @@ class EvaluationPlan:
     iteration: int
     view: EvaluationView | None = None
     """The layers strategies run in (:mod:`~sprintflow.evaluate.view`); None: the tree itself."""
+    references: Path | None = None
+    """The folder of what each test-running check said on the sprint's baseline (:mod:`.outcomes`)."""
+    recording: bool = False
+    """This evaluation is the baseline's: it writes the references instead of reading them."""
 
     @property
     def content_hash(self) -> str:
@@ -56,7 +61,28 @@ class EvaluationPlan:
 
     def run_for(self, strategy: StrategyConfig, root: Path | None = None) -> StrategyRun:
         """The run of ``strategy`` in ``root`` (its layer of the judged tree; default the tree itself)."""
-        return StrategyRun(root or self.tree.root, strategy, self.project, self.executor, self.contract)
+        return StrategyRun(root or self.tree.root, strategy, self.project, self.executor, self.contract,
+                           reference=self.reference_of(self.check_of(strategy)))
+
+    def check_of(self, strategy: StrategyConfig) -> str:
+        """The strategy's name among the checks whose baseline is kept: its type and its place among
+        strategies of that type (the same whichever others a plan runs)."""
+        same = [s for s in self.strategies if s.type is strategy.type]
+        return f"{strategy.type.value}-{same.index(strategy)}"
+
+    def reference_of(self, check: str) -> Reference | None:
+        """What the check named ``check`` (:meth:`check_of`, ``criterion-<id>``) said on the baseline; None
+        when not known."""
+        path = self.reference_file(check)
+        if path is None or self.recording or not path.is_file():
+            return None
+        try:
+            return Reference.from_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # a damaged reference judges as no reference: the other rules still hold
+
+    def reference_file(self, check: str) -> Path | None:
+        return self.references / f"{check}.json" if self.references is not None else None
 
     def layer_of(self, strategy: StrategyConfig) -> str:
         """The name of the strategy's layer in the view: unique, even for two strategies of one type."""

@@ -11,6 +11,7 @@ from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.secrets import mask_data
 from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, utc_now
+from sprintflow.schemas.evaluation import JudgedRecord
 
 from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
 from .plan import EvaluationPlan
@@ -44,7 +45,8 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
     """
     regressions = find_regressions(previous, strategies, criteria)
     commands = {s.name: plan.plugin(s).command() or "" for s in plan.strategies}
-    feedback = generator_feedback(strategies, criteria, regressions, commands, plan.source)
+    feedback = generator_feedback(strategies, criteria, regressions, commands, plan.source,
+                                  plan.project.sprint.held_out_feedback)
     feedback = [*process_items(list(blocking_issues), list(notes)), *feedback]
     result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)
@@ -56,6 +58,8 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
         generator_feedback=feedback,
         summary=summarize(contract.title, contract.sprint_number, result, score_, feedback),
         executor=plan.executor.record([s.name for s in plan.strategies if s.network]),
+        judged=JudgedRecord(tree_digest=plan.tree.digest, pin_id=plan.tree.pin_id,
+                            contract_revision=contract.revision()),
     )
     # Commands, details and evidence may quote a credential too: the one result everything
     # downstream stores or shows (file, artifacts, history, terminal) is the masked one.

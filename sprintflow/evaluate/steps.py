@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sprintflow.errors import ConfigError
+from sprintflow.errors import ConfigError, ReportError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
+from sprintflow.io.files import atomic_write_text
 from sprintflow.io.process import CommandResult
 from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.testrun import record_test_run
 
 from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
-from .criteria import judge_by_command, judge_manual, manual_prompt, skipped_manual
+from .canary import plant, runner_of
+from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt, skipped_manual
+from .excerpt import combined_output
 from .executors import CommandSpec
+from .inference import ReportSpec, infer_report
+from .outcomes import judge_outcomes, reference_of
+from .parsers import ParsedReport, parse_report
 from .plan import EvaluationPlan
 from .strategies import Judged, Strategy
 
@@ -38,6 +44,9 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     plugin = plan.plugin(strategy)
     plugin.check()
     judged, changed = _judge_in_layer(plan, strategy, plugin, layer)
+    if plan.recording:  # the baseline's run: what ran there is all it is for
+        _keep_reference(plan, plan.check_of(strategy), judged)
+        return judged.result
     if changed:
         result = _modified_sources(judged.result, changed)
     else:
@@ -46,13 +55,20 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     return result
 
 
+def _keep_reference(plan: EvaluationPlan, check: str, judged: Judged) -> None:
+    path = plan.reference_file(check)
+    if path is not None and judged.reference is not None:
+        atomic_write_text(path, judged.reference.to_json())
+
+
 def _judge_in_layer(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
                     layer: str) -> tuple[Judged, list[str]]:
     """The strategy judged in its own layer of the view, and the sources it changed there."""
     view = plan.evaluation_view
     with view.layer(layer, below=plan.below(strategy)) as root:
         judged = plugin.judge(plan.run_for(strategy, root))
-    return judged, view.changed_sources(layer, expected=plugin.outputs(plan.source))
+    expected = [*plugin.outputs(plan.source), *judged.planted]
+    return judged, view.changed_sources(layer, expected=expected)
 
 
 def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy, judged: Judged) -> Judged:
@@ -115,7 +131,9 @@ def _criterion(plan: EvaluationPlan, criterion_id: str) -> SuccessCriterion:
 
 
 def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bool = False) -> CriterionResult:
-    """A custom criterion: its customCommand in the executor; exit 0 passes.
+    """A custom criterion: its customCommand in the executor; exit 0 passes, and when the command is a
+    test runner only the tests that count (:mod:`.outcomes`: canaries, the baseline's tests, a
+    held-out eval whole).
 
     With ``use_cache`` a verdict on identical content and command is reused; a
     command that timed out or could not start is never stored.
@@ -123,15 +141,38 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
     criterion = _criterion(plan, criterion_id)
     command = criterion.custom_command or ""
     timeout = plan.project.executor.default_timeout
-    if use_cache and (hit := cached_criterion(plan, criterion, timeout)) is not None:
+    check = f"criterion-{criterion_id}"
+    held_out = is_held_out(command, plan.project.sprint.held_out)
+    if use_cache and not plan.recording and (hit := cached_criterion(plan, criterion, timeout)) is not None:
         return hit
-    spec = CommandSpec(command=command, timeout=timeout)
-    with plan.evaluation_view.layer(f"criterion-{criterion_id}", below=plan.below()) as root:
-        outcome: CommandResult = plan.executor.run(root, spec)
-    result = judge_by_command(criterion, command, outcome)
-    if outcome.exit_code is not None and not outcome.timed_out and outcome.error is None:
+    spec = infer_report(command, plan.source)
+    runner = runner_of(spec.format if spec else None, command)
+    reference = plan.reference_of(check)
+    with plan.evaluation_view.layer(check, below=plan.below()) as root:
+        canary = plant(root, runner) if runner and (reference is None or reference.canaries) else None
+        outcome: CommandResult = plan.executor.run(root, CommandSpec(command=command, timeout=timeout))
+        parsed = _test_report(spec, command, outcome, [plan.executor.workspace_path(root), str(root)])
+    if plan.recording:
+        path = plan.reference_file(check)
+        if path is not None:
+            atomic_write_text(path, reference_of(parsed, canary).to_json())
+    outcomes = judge_outcomes(parsed, canary, reference, held_out) if parsed is not None else None
+    result = judge_by_command(criterion, command, outcome, outcomes).model_copy(update={"held_out": held_out})
+    if outcome.exit_code is not None and not outcome.timed_out and outcome.error is None and not plan.recording:
         store_cached_criterion(plan, criterion, timeout, result)
     return result
+
+
+def _test_report(spec: ReportSpec | None, command: str, outcome: CommandResult,
+                 roots: list[str]) -> ParsedReport | None:
+    """What a test runner's plain output says of its tests; None for a command that is not one."""
+    if spec is None or spec.report_path is not None or runner_of(spec.format, command) is None:
+        return None
+    try:
+        report = parse_report(spec.format, combined_output(outcome.stdout, outcome.stderr), roots)
+    except ReportError:
+        return None
+    return report if report.counts is not None else None
 
 
 def manual_criterion_step(plan: EvaluationPlan, criterion_id: str) -> CriterionResult:

@@ -36,11 +36,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sprintflow.io.confine import clear_way
-from sprintflow.schemas.journal import JudgedChange
+from sprintflow.schemas.journal import JudgedChange, SuppressionRecord
 
 from .areas import MANIFESTS, is_config, is_documentation, is_lockfile, is_test, top_level
 from .baseline import Baseline
 from .store import Entry, Manifest, ObjectStore
+from .suppressions import suppressions_added
 from .tree import Snapshot
 
 __all__ = ["JUDGE_REACH", "Admission", "Decision", "Verdict", "decide", "judge_change", "judged_manifest",
@@ -71,6 +72,8 @@ class Admission:
     """Relative paths (folders or files) that only ever come from the baseline."""
     tester_tests: str | None = None
     """The tester's tests folder: taken from the workspace as the tester left it (the generator cannot write it)."""
+    allowed_suppressions: tuple[str, ...] = ()
+    """Kinds of suppression the contract lets the change add (:mod:`.suppressions`)."""
 
 
 def matches(path: str, patterns: Iterable[str]) -> bool:
@@ -163,6 +166,11 @@ def _judge_one(rel: str, before: Entry | None, after: Entry | None, admission: A
         elif is_test(rel) or is_config(rel):
             state.change.reviewed[rel] = _diff(rel, before, after, objects)
         state.change.reaches += _reaches(rel, before, after, objects)
+        added = _read(objects, after)
+        if added is not None:
+            state.change.suppressions += [
+                SuppressionRecord(file=s.file, line=s.line, kind=s.kind, checker=s.checker, text=s.text.strip()[:200])
+                for s in suppressions_added(rel, _read(objects, before), added, admission.allowed_suppressions)]
     elif decision.verdict is Verdict.CRITICAL:
         state.change.critical.append(f"{what}: {decision.why}")
         state.undo[rel] = before

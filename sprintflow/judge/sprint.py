@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from sprintflow.schemas.journal import JudgedChange
 
 from .baseline import Baseline, load_baseline, pin_baseline
 from .change import Admission, judge_change
+from .store import Manifest, manifest_digest
 from .tree import JudgedTree, WorkspaceStore
 
 __all__ = ["Admission", "SprintJudge", "load_baseline", "pin_baseline"]
@@ -62,6 +64,13 @@ class SprintJudge:
 
     def judged_tree(self) -> JudgedTree:
         """The tree to judge: the baseline plus the judged change, as the workspace holds it now."""
-        now = self.store.scan()
-        _, manifest = judge_change(self.baseline, now, self.admission, self.store.objects)
-        return self.store.materialize(manifest, self.baseline.dependencies)
+        tree = self.store.materialize(self._judged_manifest(), self.baseline.dependencies)
+        return dataclasses.replace(tree, pin_id=self.baseline.pin_id)
+
+    def judged_digest(self) -> str:
+        """The digest the judged tree would have now (nothing is built)."""
+        return manifest_digest(self._judged_manifest())
+
+    def _judged_manifest(self) -> Manifest:
+        _, manifest = judge_change(self.baseline, self.store.scan(), self.admission, self.store.objects)
+        return manifest

@@ -58,15 +58,18 @@ class JudgedTree:
     """The workspace it was judged for (where its dependency folders come from)."""
     dependencies: tuple[str, ...] = ()
     """Dependency folders (relative) the local executor mounts read-only from the workspace."""
+    pin_id: str | None = None
+    """The sprint run whose baseline it was built on; None outside a sprint."""
 
     def to_dict(self) -> dict[str, object]:
         """As a flow parameter (plain JSON)."""
         return {"root": str(self.root), "digest": self.digest, "workspace": str(self.workspace),
-                "dependencies": list(self.dependencies)}
+                "dependencies": list(self.dependencies), "pinId": self.pin_id}
 
     @classmethod
     def from_dict(cls, data: dict) -> JudgedTree:
-        return cls(Path(data["root"]), str(data["digest"]), Path(data["workspace"]), tuple(data["dependencies"]))
+        return cls(Path(data["root"]), str(data["digest"]), Path(data["workspace"]), tuple(data["dependencies"]),
+                   data.get("pinId"))
 
 
 @dataclass(frozen=True)

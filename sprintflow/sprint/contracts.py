@@ -81,7 +81,8 @@ def record_iteration(contract: SprintContract, result: EvalResult) -> None:
     if any(r.iteration == result.iteration for r in contract.iteration_history):
         return
     contract.iteration_history.append(IterationRecord(iteration=result.iteration, eval_id=result.eval_id,
-                                                      result=result.overall_result, timestamp=result.timestamp))
+                                                      result=result.overall_result, timestamp=result.timestamp,
+                                                      pin_id=result.judged.pin_id if result.judged else None))
     contract.last_eval_id = result.eval_id
     contract.updated_at = utc_now()
 

@@ -6,7 +6,7 @@ from sprintflow.evaluate.canary import Canary, plant, runner_of
 from sprintflow.evaluate.outcomes import Reference, judge_outcomes, reference_of
 from sprintflow.evaluate.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
 
-CANARY = Canary("c0ffee", "tests/test_c0ffee_canary.py")
+CANARY = Canary("c0ffee", ("tests/test_calc.py",))
 
 
 def _report(*cases: tuple[str, str]) -> ParsedReport:
@@ -17,13 +17,13 @@ def _report(*cases: tuple[str, str]) -> ParsedReport:
     return ParsedReport(counts=counts, tests=tests, failures=failures)
 
 
-CANARIES = (("tests.test_c0ffee_canary.test_c0ffee_must_fail", "failed"),
-            ("tests.test_c0ffee_canary.test_c0ffee_must_pass", "passed"))
+CANARIES = (("tests.test_calc.test_c0ffee_0_must_fail", "failed"),
+            ("tests.test_calc.test_c0ffee_0_must_pass", "passed"))
 
 
 def test_canaries_that_behave_are_taken_out_of_the_report():
     result = judge_outcomes(_report(("tests.test_calc.test_add", "passed"), *CANARIES), CANARY,
-                            Reference(canary=True))
+                            Reference(canaries=("tests/test_calc.py",)))
     assert result.compromised is None and result.canary_failed and result.problems == []
     assert [c.name for c in result.report.tests] == ["tests.test_calc.test_add"]
     assert result.report.counts == TestCounts(1, 1, 0, 0) and result.report.failures == []
@@ -31,13 +31,13 @@ def test_canaries_that_behave_are_taken_out_of_the_report():
 
 def test_a_runner_that_passes_the_failing_canary_is_compromised():
     forged = _report(("tests.test_calc.test_add", "passed"), (CANARIES[0][0], "passed"), CANARIES[1])
-    assert "must fail" in judge_outcomes(forged, CANARY, Reference(canary=True)).compromised
+    assert "must fail" in judge_outcomes(forged, CANARY, None).compromised  # even outside a sprint
 
 
-def test_a_canary_the_baseline_collected_must_not_vanish_and_one_it_did_not_is_not_expected():
+def test_a_canary_the_baseline_ran_must_not_vanish_and_one_it_did_not_is_not_expected():
     report = _report(("tests.test_calc.test_add", "passed"))
-    assert "did not run" in judge_outcomes(report, CANARY, Reference(canary=True)).compromised
-    assert judge_outcomes(report, CANARY, Reference(canary=False)).compromised is None
+    assert "did not run" in judge_outcomes(report, CANARY, Reference(canaries=("tests/test_calc.py",))).compromised
+    assert judge_outcomes(report, CANARY, Reference()).compromised is None
 
 
 def test_a_test_that_ran_at_the_baseline_must_run_now_skips_there_stay_skips():
@@ -63,26 +63,28 @@ def test_a_held_out_eval_passes_only_when_every_test_passed():
 
 
 def test_plain_pytest_output_counts_the_passing_canary():
-    text = ("tests/test_c0ffee_canary.py F.                            [ 66%]\ntests/test_calc.py .   [100%]\n"
+    text = ("tests/test_calc.py .F.                                      [100%]\n"
             "=========================== short test summary info ============================\n"
-            "FAILED tests/test_c0ffee_canary.py::test_c0ffee_must_fail - AssertionError\n"
+            "FAILED tests/test_calc.py::test_c0ffee_0_must_fail - AssertionError\n"
             "========================= 1 failed, 2 passed in 0.02s ==========================\n")
-    result = judge_outcomes(parse_report("pytest", text), CANARY, Reference(canary=True))
+    result = judge_outcomes(parse_report("pytest", text), CANARY, Reference(canaries=("tests/test_calc.py",)))
     assert result.compromised is None and result.canary_failed
     assert result.report.counts == TestCounts(1, 1, 0, 0) and result.report.failures == []
 
 
 def test_the_reference_remembers_whether_the_canary_was_collected():
     reference = reference_of(_report(("t.test_add", "failed"), *CANARIES), CANARY)
-    assert reference == Reference({"t.test_add": "failed"}, 1, True)
+    assert reference == Reference({"t.test_add": "failed"}, 1, ("tests/test_calc.py",))
     assert Reference.from_json(reference.to_json()) == reference
 
 
-def test_canaries_are_planted_beside_the_tests_the_command_runs(tmp_path):
-    for rel in ("tests/test_calc.py", "evals/test_held_out.py", "web/test/add.test.ts"):
+def test_canaries_are_appended_to_every_test_file_of_the_runner(tmp_path):
+    for rel in ("tests/test_calc.py", "tests/helpers.py", "evals/test_held_out.py", "web/test/add.test.ts"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("")
-    assert plant(tmp_path, "pytest", "python -m pytest -q evals", nonce="n1").path == "evals/test_n1_canary.py"
-    assert plant(tmp_path, "pytest", "pytest", nonce="n2").path == "tests/test_n2_canary.py"
-    assert plant(tmp_path, "vitest", "npx vitest run", nonce="n3").path == "web/test/canary-n3.test.ts"
+        (tmp_path / rel).write_text("import calc\n")
+    assert plant(tmp_path, "pytest", nonce="n1").paths == ("evals/test_held_out.py", "tests/test_calc.py")
+    assert (tmp_path / "tests/test_calc.py").read_text().startswith("import calc\n\n\ndef test_n1_1_must_fail")
+    vitest = plant(tmp_path, "vitest", nonce="n2")
+    assert vitest.paths == ("web/test/add.test.ts",) and vitest.file_of("add n2_0 must_fail") == "web/test/add.test.ts"
+    assert "expect as expect_n2_0 } from 'vitest'" in (tmp_path / "web/test/add.test.ts").read_text()
     assert runner_of("jest-text", "npx jest") == "jest" and runner_of("tsc", "tsc") is None

@@ -83,8 +83,12 @@ def test_a_sprint_out_of_iterations_ends_needs_rework_and_its_failing_iteration_
     assert (run.state.type.value, run.state.name) == ("FAILED", "NeedsRework")
     assert run.state.message == "NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2"
     with get_client(sync_client=True) as client:
-        [iteration] = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
             parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run.id])))
+        # The baseline's reference run, then the one iteration's evaluation.
+        names = {child.id: client.read_flow(child.flow_id).name for child in children}
+    assert sorted(names.values()) == ["evaluate", "reference"]
+    [iteration] = [child for child in children if names[child.id] == "evaluate"]
     assert (iteration.state.type.value, iteration.state.name) == ("FAILED", "ContractFailed")
     assert run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
                     max_iterations=2, retry_rework=True) == {"sprint-spec-tiny-1": "completed",

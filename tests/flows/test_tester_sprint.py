@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
-from sprintflow.schemas import EvalResult
+from sprintflow.schemas import EvalResult, SprintContract, load_document
 from tests.fixtures.sprint.make_workspace import ENGINE, TESTER, make_workspace
 
 TESTER_CONFIG = f'''
@@ -38,6 +38,9 @@ def test_the_tester_resumes_retries_and_guards_its_tests_from_the_generator(pref
     (tiny / "state.txt").write_text("1")
     started = {"ok": True, "reason": None, "tampered": [], "unexpected": [], "changed": ["state.txt"],
                "tester": {"status": "started", "mode": "test", "runId": "run-20260101-000000-tester"}}
+    # A finished generator step is trusted for the revision of the contract it was made for.
+    contract = load_document(tiny / ".sprintflow/contracts/sprint-spec-tiny-1.json", SprintContract)
+    started["contractRevision"] = contract.revision()
     journal = tiny / ".sprintflow/runs/sprint/sprint-spec-tiny-1/iteration-1.json"
     journal.parent.mkdir(parents=True)
     journal.write_text(json.dumps(started))

@@ -167,3 +167,21 @@ def test_a_scan_of_a_fifo_ridden_workspace_ends(tmp_path):
             "print(len(s.scan.specials))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "20", done.stderr
+
+
+def test_suppressions_the_change_adds_are_recorded_and_the_contract_can_allow_a_kind(tmp_path):
+    from typing import get_args
+
+    from sprintflow.judge.suppressions import KINDS
+    from sprintflow.schemas.contract import SuppressionKind
+
+    assert tuple(KINDS) == get_args(SuppressionKind)  # the contract's allowedSuppressions names these kinds
+    workspace = tmp_path / "ws"
+    _write(workspace, FILES)
+    store = WorkspaceStore(workspace, home=tmp_path / "judge")
+    judge = SprintJudge(store, pin_baseline(store, "pin-1"),
+                        Admission(estimated_files=("src/app/__init__.py",), allowed_suppressions=("type-ignore",)))
+    _write(workspace, {"src/app/__init__.py": "import os  # noqa: F401\n\n\ndef f():\n    return 1  # type: ignore\n",
+                       "tests/test_more.py": "import pytest\n\n\n@pytest.mark.skip\ndef test_g():\n    pass\n"})
+    found = [(s.file, s.line, s.kind, s.checker) for s in judge.judge_step().suppressions]
+    assert found == [("src/app/__init__.py", 1, "noqa", "lint"), ("tests/test_more.py", 4, "skip", "unit-test")]

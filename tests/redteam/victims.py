@@ -64,23 +64,41 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+TYPECHECK = """
+[[evaluator.strategies]]
+type = "typecheck"
+command = "python3 -m mypy --no-incremental src"
+"""
+
+
 def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: bool = False,
-                  files: tuple[str, ...] = ("src/calc/__init__.py",)) -> Path:
+                  files: tuple[str, ...] = ("src/calc/__init__.py",), typed: bool = False,
+                  allowed: tuple[str, ...] = (), skipped_test: bool = False, iterations: int = 1) -> Path:
     """A Python package whose add subtracts; a unit test and a held-out eval catch it.
 
     ``manual`` adds a required manual criterion, which nothing can judge without an evaluator engine.
     ``lint`` makes the fault a lint error instead (an unused import), add being right.
     ``git`` makes it a repository whose every iteration sprintflow commits (``sprint.branchPattern``).
-    ``files`` are the contract's estimatedFiles.
+    ``files`` are the contract's estimatedFiles, ``allowed`` its allowedSuppressions.
+    ``typed`` makes the fault a type error instead (a wrong return annotation), checked by mypy.
+    ``skipped_test`` adds a test the baseline already skips; ``iterations`` is evaluator.maxIterations.
     """
     source = "import os\n\n\ndef add(a, b):\n    return a + b\n" if lint else "def add(a, b):\n    return a - b\n"
+    if typed:
+        source = "def add(a: int, b: int) -> str:\n    return a + b\n"
+    tests = ("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\n"
+             "def test_add_zero():\n    assert add(0, 0) == 0\n")
+    if skipped_test:
+        tests = ("import pytest\n\n" + tests
+                 + "\n\n@pytest.mark.skip(reason='later')\ndef test_add_floats():\n    pass\n")
     _write(root, {
         "src/calc/__init__.py": source,
-        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\n"
-                              "def test_add_zero():\n    assert add(0, 0) == 0\n",
+        "tests/test_calc.py": tests,
         "evals/test_held_out.py": "from calc import add\n\n\ndef test_add_held_out():\n    assert add(1, 1) == 2\n",
         "pyproject.toml": PYPROJECT,
-        "sprintflow.toml": PYTHON_CONFIG + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""),
+        "sprintflow.toml": PYTHON_CONFIG.replace("maxIterations = 1", f"maxIterations = {iterations}")
+                           + (TYPECHECK if typed else "")
+                           + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""),
     })
     criteria = [
         {"criterionId": "sc-1-1", "description": "The package compiles.", "verificationMethod": "build",
@@ -93,7 +111,8 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: 
     if manual:
         criteria.append({"criterionId": "sc-1-4", "description": "add reads clearly: one expression, no branches.",
                          "verificationMethod": "manual", "required": True})
-    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, list(files)), indent=2)})
+    contract = {**_contract(criteria, list(files)), "allowedSuppressions": list(allowed)}
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(contract, indent=2)})
     if git:
         _commit_all(root)
     return root

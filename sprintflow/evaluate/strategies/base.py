@@ -22,9 +22,11 @@ from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContrac
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
 from sprintflow.schemas.testrun import TestRun
 
+from ..canary import Canary
 from ..excerpt import combined_output, relevant_output
 from ..executors import CommandSpec, Executor
 from ..inference import ReportSpec, infer_report
+from ..outcomes import Reference
 from ..parsers import ParsedReport, parse_report
 
 __all__ = ["EXCERPT_CHARS", "Judged", "Strategy", "StrategyRun", "register", "strategy_for"]
@@ -47,6 +49,10 @@ class StrategyRun:
     executor: Executor
     contract: SprintContract | None = None
     """The contract under evaluation: the unit its bugs are filed under, and test coverage."""
+    reference: Reference | None = None
+    """What this check's run on the sprint's baseline said (:mod:`..outcomes`); None outside a sprint."""
+    planted: Canary | None = None
+    """The canary planted in this run's layer (:mod:`..canary`), when one was."""
 
     @property
     def timeout(self) -> float:
@@ -66,6 +72,10 @@ class Judged:
     test_run: TestRun | None = None
     stdout: str = ""
     stderr: str = ""
+    reference: Reference | None = None
+    """What the run said of its tests, as a baseline's reference (kept when the baseline is judged)."""
+    planted: tuple[str, ...] = ()
+    """The test files the run appended canaries to in its layer (the judge's writes, not the strategy's)."""
 
 
 class Strategy(ABC, Generic[C]):

@@ -1,12 +1,21 @@
-"""unit-test: every test passes; a vitest, jest or JUnit report also becomes a TestRun with hints."""
+"""unit-test: every test passes; a vitest, jest or JUnit report also becomes a TestRun with hints.
+
+A pass counts only when it means something (:mod:`..outcomes`): a canary planted beside the
+tests must fail and one must pass (the runner can still say fail), and every test that ran on
+the sprint's baseline must have run and passed.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
 from sprintflow.io.process import CommandResult
-from sprintflow.schemas import Outcome, StrategyType
+from sprintflow.schemas import Diagnostic, Outcome, StrategyResult, StrategyType
 from sprintflow.schemas.strategies import UnitTestStrategy as UnitTestConfig
 from sprintflow.testing.testrun import TEST_REPORT_FORMATS, judge_test_run, new_run_id
 
+from ..canary import plant, runner_of
+from ..outcomes import Outcomes, judge_outcomes, reference_of
 from ..parsers import ParsedReport
 from .base import Judged, Strategy, StrategyRun, duration_ms, exit_code_verdict, register
 
@@ -41,9 +50,30 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
                 parsed: ParsedReport | None) -> tuple[Outcome, str]:
         return test_verdict(command, outcome, parsed)
 
+    def judge(self, run: StrategyRun) -> Judged:
+        """Plant the canaries in the test files (unless the baseline showed none of them runs), then run."""
+        spec, command = self.report_spec(run.workspace), self.command() or ""
+        runner = runner_of(spec.format if spec else None, command)
+        expected = run.reference is None or bool(run.reference.canaries)
+        canary = plant(run.workspace, runner) if runner and expected else None
+        judged = super().judge(dataclasses.replace(run, planted=canary))
+        return dataclasses.replace(judged, planted=canary.paths) if canary else judged
+
     def judge_output(self, run: StrategyRun, command: str, outcome: CommandResult,
                      parsed: ParsedReport | None) -> Judged:
-        """The verdict, plus the tester's view of the run: a TestRun whose hints reach the diagnostics."""
+        """The verdict on the tests that count (canaries out), the reference it makes, and the tester's
+        view of the run: a TestRun whose hints reach the diagnostics."""
+        if parsed is None or parsed.counts is None:
+            return self._with_test_run(run, command, outcome, parsed)
+        reference = reference_of(parsed, run.planted)
+        outcomes = judge_outcomes(parsed, run.planted, run.reference)
+        if outcomes.canary_failed and outcome.exit_code == 1 and not outcomes.report.failures:
+            outcome = dataclasses.replace(outcome, exit_code=0)  # the runner exited 1 for the canary alone
+        judged = self._with_test_run(run, command, outcome, outcomes.report)
+        return dataclasses.replace(judged, result=_counted(judged.result, outcomes), reference=reference)
+
+    def _with_test_run(self, run: StrategyRun, command: str, outcome: CommandResult,
+                       parsed: ParsedReport | None) -> Judged:
         judged = super().judge_output(run, command, outcome, parsed)
         spec = self.report_spec(run.workspace)
         fmt = spec.format if spec else None
@@ -58,3 +88,19 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
                        for d in judged.result.diagnostics]
         result = judged.result.model_copy(update={"diagnostics": diagnostics})
         return Judged(result, test_run, outcome.stdout, outcome.stderr)
+
+
+def _counted(result: StrategyResult, outcomes: Outcomes) -> StrategyResult:
+    """The result, failed when its runner was compromised or a test the baseline ran did not run now."""
+    if outcomes.compromised:
+        return result.model_copy(update={"result": Outcome.failed, "compromised": outcomes.compromised,
+                                         "details": f"The test runner cannot be believed: {outcomes.compromised}. "
+                                                    f"What it reported: {result.details}"})
+    if outcomes.problems:
+        missing = [Diagnostic(tool="unit-test", severity="error", code="not-run", message=problem)
+                   for problem in outcomes.problems]
+        return result.model_copy(update={"result": Outcome.failed, "diagnostics": [*missing, *result.diagnostics],
+                                         "error_count": (result.error_count or 0) + len(missing),
+                                         "details": "Only a test that ran and passed counts: "
+                                                    + "; ".join(outcomes.problems) + f". {result.details}"})
+    return result
