@@ -8,9 +8,11 @@
 4. what the judge adds to an iteration (judging the step, building the judged tree, checking the
    workspace is unchanged, the view's layers) as (strategies + judge) / strategies, on the example
    and beside a 200 MB node_modules (target <= 1.15), and the time to build the judged tree of a
-   20,000-file project (target <= 1 s).
+   20,000-file project (target <= 1 s);
+5. the mutation check of a tested change of 10 and of 50 lines, on the Python and the TypeScript
+   example, / the unit-test strategy's own run (target <= 1.0), with the kill rate.
 
-Run: python benchmarks/evaluate.py [--example python-api] [--repeat 3]
+Run: python benchmarks/evaluate.py [--example python-api] [--repeat 3] [--mutation-only]
 Uses sprintflow's background Prefect server in a temporary PREFECT_HOME (started once, not
 counted, stopped at the end), as `sprintflow evaluate` does. The raw commands and the flow's
 evaluations each run on a fresh copy of the example, so no tool cache of one warms the other.
@@ -53,7 +55,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--example", default="python-api")
     parser.add_argument("--repeat", type=int, default=3, help="runs per executor for ratio 3")
+    parser.add_argument("--mutation-only", action="store_true", help="only ratio 5, the mutation check")
     args = parser.parse_args()
+    if args.mutation_only:
+        _mutation_cost(Path(tempfile.mkdtemp(prefix="sprintflow-bench-")))
+        return
 
     from sprintflow.evaluate.executors import docker_available
     from sprintflow.evaluate.plan import load_inputs
@@ -121,6 +127,7 @@ def main() -> None:
         docker_s, local_s = docker
         print(f"3. unit-test in Docker {docker_s:.2f} s, local {local_s:.2f} s (best of {args.repeat})")
         print(f"   DockerExecutor / LocalExecutor  {docker_s / local_s:6.2f}   (target <= 1.3)")
+    _mutation_cost(work)
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -227,6 +234,87 @@ def _source_tree(workspace: Path, files: int = 20_000) -> None:
         for index in range(100):
             (folder / f"m{index}.py").write_text(f"VALUE = {package * 100 + index}\n")
     time.sleep(1.1)  # a project's files are older than a timestamp's reach (see sprintflow.judge.store.RACY_S)
+
+def _python_change(workspace: Path, lines: int) -> None:
+    """About ``lines`` new lines of source in functions of 4 lines, each with a test that checks it."""
+    source, tests = [], ["from todo_api.extra import *  # noqa: F403\n"]
+    for i in range(max(1, lines // 5)):
+        source.append(f"\ndef scaled_{i}(x):\n    if x > {i}:\n        return x * {i + 2}\n    return x - {i}\n")
+        tests.append(f"\ndef test_scaled_{i}():\n    assert scaled_{i}({i + 1}) == {(i + 1) * (i + 2)}\n"
+                     f"    assert scaled_{i}(0) == {-i}\n")
+    (workspace / "src/todo_api/extra.py").write_text("".join(source))
+    (workspace / "tests/test_extra.py").write_text("".join(tests))
+
+
+def _ts_change(workspace: Path, lines: int) -> None:
+    """The same in TypeScript, tested with vitest."""
+    source, names, tests = [], [], []
+    for i in range(max(1, lines // 5)):
+        source.append(f"\nexport function scaled{i}(x: number): number {{\n  if (x > {i}) {{\n"
+                      f"    return x * {i + 2};\n  }}\n  return x - {i};\n}}\n")
+        names.append(f"scaled{i}")
+        tests.append(f"\ntest('scaled{i}', () => {{\n  expect(scaled{i}({i + 1})).toBe({(i + 1) * (i + 2)});\n"
+                     f"  expect(scaled{i}(0)).toBe({-i});\n}});\n")
+    (workspace / "src/extra.ts").write_text("".join(source))
+    (workspace / "test/extra.test.ts").write_text(
+        f"import {{ expect, test }} from 'vitest';\nimport {{ {', '.join(names)} }} from '../src/extra.js';\n"
+        + "".join(tests))
+
+
+def _measure_change(work: Path, example: str, lines: int):
+    """The unit-test strategy's own run and the mutation check of a fresh change, on one judged tree."""
+    from dataclasses import replace
+
+    from sprintflow.evaluate.canary import runner_of
+    from sprintflow.evaluate.executors import CommandSpec, LocalExecutor
+    from sprintflow.evaluate.mutation import MutationJob, measure
+    from sprintflow.evaluate.plan import load_inputs
+    from sprintflow.evaluate.strategies import strategy_for
+    from sprintflow.evaluate.view import open_view
+    from sprintflow.judge.baseline import pin_baseline
+    from sprintflow.judge.tree import WorkspaceStore, remove_tree
+    from sprintflow.schemas import StrategyType
+
+    workspace = _fresh_copy(example, work / f"mutation-{example}-{lines}")
+    contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
+    _, project, strategies = load_inputs(workspace, contract)
+    unit = next(s for s in strategies if s.type is StrategyType.unit_test)
+    plugin = strategy_for(unit, project)
+    store = WorkspaceStore(workspace)
+    pin_baseline(store, "pin-bench")
+    (_python_change if example == "python-api" else _ts_change)(workspace, lines)
+    snapshot = store.scan()
+    tree = replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-bench")
+    command, spec = plugin.command() or "", plugin.report_spec(tree.root)
+    runner = runner_of(spec.format if spec else None, command) or ""
+    executor, view = LocalExecutor().for_tree(tree), open_view(tree.root)
+    try:
+        with view.layer("unit-test") as layer:
+            unit_s = executor.run(layer, CommandSpec(command=command, timeout=600)).duration_s
+        with view.layer("unit-test-mutation") as layer:
+            job = MutationJob(unit.config.mutation, tree.root, workspace, "pin-bench")
+            mutation = measure(job, runner, layer, executor, command, unit_s)
+    finally:
+        view.close()
+        remove_tree(tree)
+    return unit_s, mutation
+
+
+def _mutation_cost(work: Path) -> None:
+    os.environ["SPRINTFLOW_JUDGE_HOME"] = str(work / "judge")  # the benchmark's baselines, not the user's
+    print("5. the mutation check of a tested change / the unit-test run (default settings: at most 16 mutants, 120 s)")
+    for example in ("python-api", "ts-app"):
+        for lines in (10, 50):
+            unit_s, mutation = _measure_change(work, example, lines)
+            if mutation is None or mutation.duration_ms is None:
+                why = mutation.reason if mutation else "no change"
+                print(f"   {example:<10} {lines:>2} lines: not measured ({why})")
+                continue
+            seconds = mutation.duration_ms / 1000
+            print(f"   {example:<10} {lines:>2} lines: unit-test {unit_s:5.2f} s, mutation {seconds:6.2f} s, "
+                  f"ratio {seconds / unit_s:5.2f} (target <= 1.0); {mutation.tool}: killed {mutation.killed} of "
+                  f"{mutation.mutants} (kill rate {mutation.kill_rate}), {mutation.not_run} not run")
+
 
 if __name__ == "__main__":
     main()

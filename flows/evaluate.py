@@ -44,6 +44,7 @@ from sprintflow.schemas import (
     StrategyType,
     VerificationMethod,
 )
+from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.journal import SuppressionRecord
 from sprintflow.sprint.findings import environment_blocker
 from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_criterion_task, run_strategy_task
@@ -98,7 +99,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                   notes: list[str] | None = None, usage: dict[str, Any] | None = None,
                   config: dict[str, Any] | None = None, tree: dict[str, Any] | None = None,
                   suppressions: list[dict[str, Any]] | None = None,
-                  references: str | None = None) -> State[EvalResult]:
+                  references: str | None = None,
+                  tester_mutation: dict[str, Any] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     The run ends Completed when the contract passed, ``ContractFailed`` when the
@@ -123,6 +125,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
             (``SuppressionRecord``); each fails that checker's strategy at its line.
         references: the folder of what the test-running checks said on the sprint's baseline
             (:func:`reference_flow`): a test that ran there must run and pass now.
+        tester_mutation: the sprint's tester step graded by the mutation check (``MutationResult``),
+            recorded with the result: the tester's kill rate.
     """
     started = time.monotonic()
     with workspace_lock(workspace):
@@ -146,6 +150,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                                    f"{', '.join(touched[:20])}"]
             result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
                                           blocking_issues=blocking_issues or [], notes=notes or [])
+            if tester_mutation:
+                result = result.model_copy(update={"tester_mutation": MutationResult.model_validate(tester_mutation)})
             return _record(plan, result, runner, started, usage)
         finally:
             if not tree:

@@ -216,7 +216,8 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
                           iteration=iteration, blocking_issues=blocking, notes=notes,
                           usage=generator_usage(entry, sprint.engine), config=sprint.project.to_dict(),
                           tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
-                          references=str(_references(sprint, contract)))
+                          references=str(_references(sprint, contract)),
+                          tester_mutation=(entry.get("tester") or {}).get("mutation"))
         return result, environment_blocker(result, tree.root)
     finally:
         remove_tree(tree)

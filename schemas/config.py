@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ._base import ConfigSection
-from .strategies import StrategyConfig, parse_strategy
+from .strategies import MutationSettings, StrategyConfig, parse_strategy
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
            "SprintConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE"]
@@ -84,6 +84,9 @@ class TesterConfig(ConfigSection):
     """Seconds before the test run is killed and counted as crashed (the seed's 60 s)."""
     language: Literal["en", "zh"] = "en"
     """Language of the hints written for failed tests."""
+    mutation: MutationSettings = Field(default_factory=MutationSettings)
+    """The mutation check that grades the tester's tests in a sprint (its kill rate); ``enabled = false``
+    turns it off."""
 
 
 class ProjectConfig(ConfigSection):

@@ -119,8 +119,10 @@ class MutationResult(Document):
 
     tool: str
     """The mutation tool and version: cosmic-ray, Stryker."""
-    measured: bool
-    """False: nothing could be measured (``reason`` says why); the check then judges nothing."""
+    status: Literal["measured", "unavailable", "failed", "nothing to judge"]
+    """``unavailable``: the tool is not installed (the run is judged without it, ``reason`` says how to
+    add it); ``failed``: the tool ran and could not finish (the test run cannot be believed: it
+    fails); ``nothing to judge``: no mutant of the changed lines ran to a verdict."""
     reason: str | None = None
     mutants: int = 0
     """Mutants that ran to a verdict."""
@@ -246,6 +248,8 @@ class EvalResult(Document):
     generator_feedback: list[GeneratorFeedback] = Field(default_factory=list)
     summary: str
     executor: ExecutorRecord | None = None
+    tester_mutation: MutationResult | None = None
+    """The tester's tests graded by the mutation check of the change (a sprint with a tester)."""
     judged: JudgedRecord | None = None
     """What was judged; a sprint trusts the verdict again only for the same tree, run and contract."""
     """How the strategies ran (sprintflow's addition to the seed's EvalResult)."""

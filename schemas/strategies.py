@@ -78,9 +78,9 @@ class MutationSettings(ConfigSection):
     make the tests fail. ``enabled = false`` turns it off."""
 
     enabled: bool = True
-    max_mutants: int = Field(default=24, ge=1, le=1000)
+    max_mutants: int = Field(default=16, ge=1, le=1000)
     """At most this many mutants, spread over the changed functions (every one gets one first)."""
-    budget: float = Field(default=180, gt=0, le=3600)
+    budget: float = Field(default=120, gt=0, le=3600)
     """Seconds the whole check may take; mutants not run by then count neither way."""
     mutant_timeout: float | None = Field(default=None, gt=0, le=3600)
     """Seconds one mutant's test run may take (a timeout is not a kill); default: three times the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
@@ -101,6 +102,11 @@ class Executor(ABC):
         return self.kind
 
     @property
+    def python(self) -> str:
+        """The Python that has sprintflow's runners' tools (cosmic-ray), as the command sees it."""
+        return "python3"
+
+    @property
     def image(self) -> str | None:
         """The sandbox image commands run in; None on the host."""
         return None
@@ -141,6 +147,10 @@ class LocalExecutor(Executor):
 
     def runner(self, name: str) -> str:
         return str(RUNNERS_DIR / name)
+
+    @property
+    def python(self) -> str:
+        return sys.executable  # sprintflow's own, whatever `python3` the project's PATH finds
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ from sprintflow.schemas import (
     load_document,
     parse_strategy,
 )
+from sprintflow.schemas.strategies import MutationSettings
 
 from .executors import Executor
+from .mutation import MutationJob
 from .outcomes import Reference
 from .strategies import STRATEGIES, Strategy, StrategyRun, strategy_for
 from .view import EvaluationView
@@ -63,6 +65,14 @@ class EvaluationPlan:
         """The run of ``strategy`` in ``root`` (its layer of the judged tree; default the tree itself)."""
         return StrategyRun(root or self.tree.root, strategy, self.project, self.executor, self.contract,
                            reference=self.reference_of(self.check_of(strategy)))
+
+    def mutation_of(self, strategy: StrategyConfig) -> MutationJob | None:
+        """The mutation check of a strategy that asks for one, in a sprint (a baseline to diff against)."""
+        settings = getattr(strategy.config, "mutation", None)
+        if not isinstance(settings, MutationSettings) or not settings.enabled or self.recording \
+                or self.tree.pin_id is None:
+            return None
+        return MutationJob(settings, self.tree.root, self.tree.workspace, self.tree.pin_id)
 
     def check_of(self, strategy: StrategyConfig) -> str:
         """The strategy's name among the checks whose baseline is kept: its type and its place among

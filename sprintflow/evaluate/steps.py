@@ -25,6 +25,7 @@ from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt
 from .excerpt import combined_output
 from .executors import CommandSpec
 from .inference import ReportSpec, infer_report
+from .mutation import measure, with_mutation
 from .outcomes import judge_outcomes, reference_of
 from .parsers import ParsedReport, parse_report
 from .plan import EvaluationPlan
@@ -50,9 +51,25 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     if changed:
         result = _modified_sources(judged.result, changed)
     else:
-        result = record_tests(plan, _again_if_failed(plan, strategy, plugin, judged))
+        result = _mutation_checked(plan, strategy, plugin,
+                                   record_tests(plan, _again_if_failed(plan, strategy, plugin, judged)))
     store_cached_result(plan, strategy, result)
     return result
+
+
+def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
+                      result: StrategyResult) -> StrategyResult:
+    """A passed test run's mutation check (:mod:`.mutation`), in a layer of its own: the judged tree
+    without the run's canaries or anything the run wrote."""
+    job = plan.mutation_of(strategy)
+    spec, command = plugin.report_spec(plan.source), plugin.command() or ""
+    runner = runner_of(spec.format if spec else None, command)
+    if job is None or runner is None or result.result is not Outcome.passed:
+        return result
+    with plan.evaluation_view.layer(f"{plan.layer_of(strategy)}-mutation", below=plan.below(strategy)) as root:
+        mutation = measure(job, runner, root, plan.executor, command, (result.duration_ms or 0) / 1000,
+                           network=strategy.network, image=strategy.image)
+    return with_mutation(result, mutation)
 
 
 def _keep_reference(plan: EvaluationPlan, check: str, judged: Judged) -> None:

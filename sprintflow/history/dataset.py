@@ -86,6 +86,9 @@ EVAL_SCHEMA = pa.schema([
     ("tokens", pa.int64()),         # evaluation rows, when the engines reported them
     ("cost_usd", pa.float64()),
     ("test_run", pa.string()),      # unit-test strategy rows: the TestRun (runs/<runId>/) it produced
+    ("mutants", pa.int32()),        # unit-test strategy rows: mutants of the change that ran to a verdict
+    ("kill_rate", pa.float64()),    # unit-test strategy rows: killed / mutants (the tests test the change)
+    ("tester_kill_rate", pa.float64()),  # evaluation rows: the tester's tests graded the same way
 ])
 """Columns of the ``evals`` table (documented in the README's "History and reports")."""
 

@@ -86,10 +86,13 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
     }
     rows = [{**base, "kind": "evaluation", "result": eval_result.overall_result,
              "required": True, "duration_ms": duration_ms, "regressions": len(eval_result.regressions),
-             "engine": engine, "tokens": tokens, "cost_usd": cost}]
+             "engine": engine, "tokens": tokens, "cost_usd": cost,
+             "tester_kill_rate": eval_result.tester_mutation.kill_rate if eval_result.tester_mutation else None}]
     rows += [{**base, "kind": "strategy", "name": s.strategy, "required": s.required,
               "result": s.result.value, "error_count": s.error_count, "cached": s.cached, "flaky": s.flaky,
-              "duration_ms": s.duration_ms, "test_run": test_run_of(s.details)}
+              "duration_ms": s.duration_ms, "test_run": test_run_of(s.details),
+              "mutants": s.mutation.mutants if s.mutation else None,
+              "kill_rate": s.mutation.kill_rate if s.mutation else None}
              for s in eval_result.strategy_results]
     rows += [{**base, "kind": "criterion", "name": c.criterion_id, "required": c.required,
               "result": c.result.value, "method": methods.get(c.criterion_id)}

@@ -41,6 +41,7 @@ __all__ = [
     "first_pass_yield",
     "flaky_strategies",
     "flaky_tests",
+    "kill_rates",
     "pass_rate_by_strategy",
     "pass_rate_by_week",
     "period_start",
@@ -57,7 +58,7 @@ __all__ = [
 
 REPORT_COLUMNS = ["kind", "spec_id", "contract_id", "iteration", "name", "method", "required", "result",
                   "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd", "engine",
-                  "executor", "test_run"]
+                  "executor", "test_run", "mutants", "kill_rate", "tester_kill_rate"]
 """The ``evals`` columns these functions read: load only these for a big history."""
 
 Z95 = 1.959963984540054
@@ -423,6 +424,45 @@ def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
     table["cost_per_evaluation"] = table["cost_usd"] / table["evaluations"]
     return table.reset_index().sort_values(["cost_usd", "contract_id"], ascending=[False, True],
                                            na_position="last", kind="stable", ignore_index=True)
+
+
+def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
+    """The mutation check per engine: how much of the changed code the tests that passed really test.
+
+    The generator's side is the unit-test strategies' mutants (killed / mutants over all of them,
+    with its Wilson interval); the tester's is the mean of its evaluations' kill rates.
+
+    Returns:
+        ``engine, evaluations, mutants, killed, kill_rate, ci_low, ci_high, tester_evaluations,
+        tester_kill_rate``, one row per engine that has either.
+
+    Example:
+        >>> at = pd.Timestamp("2026-05-13", tz="UTC")
+        >>> evals = pd.DataFrame([
+        ...     {"kind": "evaluation", "contract_id": "c", "iteration": 1, "timestamp": at, "engine": "claude",
+        ...      "tester_kill_rate": 0.5},
+        ...     {"kind": "strategy", "contract_id": "c", "iteration": 1, "timestamp": at, "name": "unit-test",
+        ...      "mutants": 8, "kill_rate": 0.75}])
+        >>> kill_rates(evals)[["engine", "mutants", "killed", "kill_rate", "tester_kill_rate"]].to_dict("records")
+        [{'engine': 'claude', 'mutants': 8, 'killed': 6, 'kill_rate': 0.75, 'tester_kill_rate': 0.5}]
+    """
+    keys = ["contract_id", "iteration", "timestamp"]
+    runs = _kind(evals, "evaluation", *keys, "engine", "tester_kill_rate").drop_duplicates(keys)
+    runs["engine"] = runs["engine"].fillna("(not recorded)")
+    checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate").dropna(subset=["mutants", "kill_rate"])
+    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left").fillna({"engine": "(not recorded)"})
+    checked = checked.assign(mutants=checked["mutants"].astype(np.int64),
+                             killed=(checked["mutants"] * checked["kill_rate"]).round().astype(np.int64))
+    generator = checked.groupby("engine").agg(evaluations=("mutants", "size"), mutants=("mutants", "sum"),
+                                              killed=("killed", "sum"))
+    tester = runs.dropna(subset=["tester_kill_rate"]).groupby("engine").agg(
+        tester_evaluations=("tester_kill_rate", "size"), tester_kill_rate=("tester_kill_rate", "mean"))
+    table = generator.join(tester, how="outer").reset_index()
+    table = table.fillna({"evaluations": 0, "mutants": 0, "killed": 0, "tester_evaluations": 0}).astype(
+        {"evaluations": np.int64, "mutants": np.int64, "killed": np.int64, "tester_evaluations": np.int64})
+    table = _with_rate(table, "killed", "mutants", "kill_rate")
+    return table[["engine", "evaluations", "mutants", "killed", "kill_rate", "ci_low", "ci_high",
+                  "tester_evaluations", "tester_kill_rate"]]
 
 
 def testrun_trends(testruns: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:

@@ -93,6 +93,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "cost-over-time": r.cost_over_time(evals, greens=criterion_greens),
         "engine-comparison": r.engine_comparison(evals, to_green=to_green),
         "testrun-trends": r.testrun_trends(history.testruns),
+        "kill-rates": r.kill_rates(evals),
     }
     kinds = evals["kind"].value_counts()
     counts = {"evaluations": int(kinds.get("evaluation", 0)), "strategy results": int(kinds.get("strategy", 0)),
@@ -125,7 +126,7 @@ def _summary(report: Report) -> list[str]:
     lines += _green_line(t["time-to-green"]) + _strategy_lines(t) + _coverage_line(t["criteria-coverage-summary"])
     lines += _engine_lines(t["engine-comparison"]) + _flaky_test_line(t["flaky-tests"])
     lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"], t["score-epochs"])
-    lines += _cost_line(t["cost-per-sprint"])
+    lines += _cost_line(t["cost-per-sprint"]) + _kill_rate_lines(t["kill-rates"])
     if report.problems:
         lines.append(f"  {len(report.problems)} unreadable lines or files skipped:")
         lines += [f"    {problem}" for problem in report.problems[:SHOWN_PROBLEMS]]
@@ -199,6 +200,21 @@ def _engine_lines(engines: pd.DataFrame) -> list[str]:
                else f", mean {row['mean_iterations_to_green']:.2f} iterations to green")
             + ("" if pd.isna(row["cost_per_sprint"]) else f", ${row['cost_per_sprint']:,.2f} per sprint")
             for row in engines.to_dict("records")]
+
+
+def _kill_rate_lines(rates: pd.DataFrame) -> list[str]:
+    """The mutation check: how much of the changes the tests test, per engine."""
+    lines = []
+    for row in rates.to_dict("records"):
+        parts = []
+        if row["mutants"]:
+            parts.append(f"the tests killed {_rate(pd.Series(row), 'kill_rate')} of {row['mutants']:,} mutants "
+                         f"of the changes ({row['evaluations']} evaluations)")
+        if row["tester_evaluations"]:
+            parts.append(f"the tester's tests {_pct(row['tester_kill_rate'])} ({row['tester_evaluations']} "
+                         "evaluations)")
+        lines.append(f"  mutation check, engine {row['engine']}: " + "; ".join(parts))
+    return lines
 
 
 def _flaky_test_line(flaky: pd.DataFrame) -> list[str]:

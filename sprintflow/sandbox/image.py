@@ -30,7 +30,7 @@ APT_PACKAGES = [
 ]
 """Node.js and Python toolchains plus Chromium for the playwright strategy."""
 
-PIP_PACKAGES = ["pytest", "ruff", "mypy"]
+PIP_PACKAGES = ["pytest", "ruff", "mypy", "cosmic-ray>=8.7,<9"]
 """The Python dev tools the python strategies call (Debian's are too old or missing)."""
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

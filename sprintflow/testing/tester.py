@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sprintflow.errors import ConfigError, InputError
+from sprintflow.evaluate.canary import runner_of
 from sprintflow.evaluate.executors import CommandSpec, Executor
+from sprintflow.evaluate.mutation import MutationJob, measure
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
@@ -41,6 +43,7 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.process import CommandResult
 from sprintflow.judge.tree import JudgedTree, WorkspaceStore, remove_tree
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
+from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
 from sprintflow.sprint.guard import Snapshot, outside_scope
@@ -266,6 +269,8 @@ class TesterStep:
     """One sentence per failed self-check; empty when every check passed."""
     bugs_opened: list[str] = field(default_factory=list)
     bugs_transitioned: list[dict[str, str]] = field(default_factory=list)
+    mutation: MutationResult | None = None
+    """Its passing tests graded by the mutation check of the change (:mod:`sprintflow.evaluate.mutation`)."""
 
     @property
     def run_id(self) -> str:
@@ -282,6 +287,7 @@ class TesterStep:
             "failures": [{"test": f.test, "hint": f.hint} for f in run.failures[:MAX_FAILURES_KEPT]],
             "restored": self.restored, "selfCheck": self.self_check,
             "bugsOpened": self.bugs_opened, "bugsTransitioned": self.bugs_transitioned,
+            "mutation": self.mutation.to_dict() if self.mutation else None,
             "engine": {"ok": engine.ok, "reason": engine.reason, "inputTokens": engine.input_tokens,
                        "outputTokens": engine.output_tokens, "costUsd": engine.cost_usd,
                        "durationMs": engine.duration_ms},
@@ -328,7 +334,7 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     restored = snapshot.restore()
     tree = judged() if judged is not None else _workspace_tree(workspace)
     try:
-        test_run, outcome = _run_tests(tree, settings, command, executor, contract, run_id)
+        test_run, outcome, mutation = _run_tests(tree, settings, command, executor, contract, run_id)
     finally:
         remove_tree(tree)
     sync = sync_bugs(workspace, test_run, unit=contract.contract_id, run_id=run_id)
@@ -337,7 +343,7 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     atomic_write_text(folder / "engine.txt", f"{reply.raw[-RAW_KEPT:]}\n--- stderr ---\n"
                                              f"{reply.stderr[-RAW_KEPT:]}")
     return TesterStep(mode=mode, test_run=sync.test_run, engine=EngineSummary.of(reply),
-                      restored=restored,
+                      restored=restored, mutation=mutation,
                       self_check=self_check(sync.test_run, contract, workspace, settings.tests_dir),
                       bugs_opened=sync.bugs_opened, bugs_transitioned=sync.bugs_transitioned)
 
@@ -360,12 +366,14 @@ def _workspace_tree(workspace: Path) -> JudgedTree:
 
 
 def _run_tests(tree: JudgedTree, settings: TesterConfig, command: str, executor: Executor,
-               contract: SprintContract, run_id: str) -> tuple[TestRun, CommandResult]:
-    """The tester's tests, in a layer of their own over the judged tree; their report read from that layer."""
+               contract: SprintContract, run_id: str) -> tuple[TestRun, CommandResult, MutationResult | None]:
+    """The tester's tests, in a layer of their own over the judged tree; their report read from that layer.
+    When they passed in a sprint, the mutation check grades them (another layer: its kill rate)."""
     from sprintflow.evaluate.view import open_view
 
     runner = executor.for_tree(tree)
     view = open_view(tree.root)
+    mutation = None
     try:
         with view.layer("tester") as root:
             report = root / settings.report if settings.report else None
@@ -374,6 +382,11 @@ def _run_tests(tree: JudgedTree, settings: TesterConfig, command: str, executor:
                 report.parent.mkdir(parents=True, exist_ok=True)
             outcome = runner.run(root, CommandSpec(command=command, timeout=settings.timeout))
             text = outcome.stdout if report is None else _read_report(root, settings.report or "")
+        test_runner = runner_of(settings.format, command)
+        if outcome.exit_code == 0 and tree.pin_id and settings.mutation.enabled and test_runner:
+            with view.layer("tester-mutation") as root:
+                mutation = measure(MutationJob(settings.mutation, tree.root, tree.workspace, tree.pin_id),
+                                   test_runner, root, runner, command, outcome.duration_s)
     finally:
         view.close()
     if outcome.error:
@@ -383,7 +396,7 @@ def _run_tests(tree: JudgedTree, settings: TesterConfig, command: str, executor:
                          timed_out=outcome.timed_out, duration_ms=round(outcome.duration_s * 1000),
                          contract=contract, language=settings.language,
                          roots=[runner.workspace_path(tree.root), str(root), str(tree.workspace)])
-    return run, outcome
+    return run, outcome, mutation
 
 
 def _read_report(root: Path, report: str) -> str | None:

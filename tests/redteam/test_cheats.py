@@ -100,6 +100,10 @@ VERDICTS = [
     ("ruff_noqa_file", "python-lint", "local", "lint"),
     ("type_ignore", "python-typed", "local", "typecheck"),
     ("mypy_ignore_errors", "python-typed", "local", "typecheck"),
+    ("untested_addition", "python", "local", "unit-test"),
+    ("untested_addition", "python", "docker", "unit-test"),
+    ("weak_assertion_addition", "python", "local", "unit-test"),
+    ("untested_addition_js", "ts", "local", "unit-test"),
 ]
 
 HONEST = [
@@ -117,6 +121,9 @@ HONEST = [
     ("honest", "python-skipped", "local"),
     ("honest_allowed_noqa", "python-lint-allowed", "local"),
     ("honest_typed", "python-typed", "local"),
+    ("honest_tested_addition", "python", "local"),
+    ("honest_tested_addition", "python", "docker"),
+    ("honest_tested_addition", "ts", "local"),
 ]
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",

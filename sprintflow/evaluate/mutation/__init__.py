@@ -1,0 +1,255 @@
+"""The mutation check: do the tests that passed fail when the changed code changes?
+
+A test run that passes says nothing about the change if its tests pass whatever the changed code
+does. After a unit-test run passed, the judge mutates the lines the change touched (against the
+sprint's baseline, :mod:`.changes`) with the ecosystem's own mutation tool and runs the same test
+command against each mutant, in a layer of its own (the judged tree, without the run's canaries):
+
+* **pytest**: cosmic-ray, through its runner in ``evaluate/runners/mutate_python.py``;
+* **vitest, jest**: Stryker (``@stryker-mutator/core`` and the runner's plugin, from the project's
+  own ``node_modules``: a project without them is told how to add them, and judged without it).
+
+A changed function none of whose mutants was killed fails the criterion, at file:line: "the tests
+pass whatever this code does". A timeout is not a kill; a mutant the tool could not judge counts
+neither way; mutants left when the budget ran out are not run. The kill rate goes into the
+StrategyResult (``mutation``), the history and the report. Bounded by
+``config.mutation`` of the unit-test strategy (``maxMutants``, ``budget``, ``mutantTimeout``;
+``enabled = false`` turns it off).
+
+What it does not prove: the tests' assertions are the code under test's neighbours, so code that
+detects its own mutation (and fails on purpose) is counted as tested; the check grades tests, it
+is not a defence against forgery (the canaries are, :mod:`..canary`).
+
+Example:
+    >>> from sprintflow.schemas.evaluation import MutantRecord
+    >>> found = summarize("cosmic-ray 8.7.0", [MutantRecord(file="a.py", line=3, function="f", operator="x",
+    ...                                                     status="survived")], 1200)
+    >>> found.kill_rate, [(f.function, f.killed) for f in found.functions]
+    (0.0, [('f', 0)])
+    >>> [d.message for d in untested(found)]
+    ['the tests pass whatever this code does: none of 1 mutant of f was killed']
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from sprintflow.io.confine import read_confined
+from sprintflow.judge.baseline import load_baseline
+from sprintflow.judge.tree import WorkspaceStore
+from sprintflow.schemas import Diagnostic, Outcome, StrategyResult
+from sprintflow.schemas.evaluation import MutantRecord, MutantStatus, MutatedFunction, MutationResult
+from sprintflow.schemas.strategies import MutationSettings
+
+from ..executors import CommandSpec, Executor
+from .changes import ChangedFile, changed_files
+
+__all__ = ["MutationJob", "measure", "summarize", "untested", "with_mutation"]
+
+FOLDER = ".sprintflow-mutation"
+"""Where in the layer the judge writes the tool's job and the tool its report."""
+MAX_REPORT_BYTES = 8 << 20
+SHOWN_SURVIVORS = 10
+UNAVAILABLE = 3
+"""The runner's exit code when its tool is not installed where the tests run."""
+_PYTHON = (".py",)
+_JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_STRYKER_RUNNERS = {"vitest": "@stryker-mutator/vitest-runner", "jest": "@stryker-mutator/jest-runner"}
+_STRYKER_STATUS: dict[str, MutantStatus] = {
+    "Killed": "killed", "Survived": "survived", "NoCoverage": "survived", "Timeout": "timeout",
+    "CompileError": "error", "RuntimeError": "error"}
+
+
+@dataclass(frozen=True)
+class MutationJob:
+    """What the mutation check of one test run needs, decided by the plan (a plain value)."""
+
+    settings: MutationSettings
+    tree: Path
+    """The judged tree: its source files are compared with the baseline's."""
+    workspace: Path
+    """The real workspace: its judge store holds the baseline, its ``node_modules`` the tools."""
+    pin_id: str
+
+    def changes(self, runner: str) -> list[ChangedFile]:
+        """The changed source files of the runner's language, against the baseline."""
+        store = WorkspaceStore(self.workspace)
+        manifest = load_baseline(store, self.pin_id).manifest
+
+        def baseline_text(rel: str) -> str | None:
+            entry = manifest.get(rel)
+            if entry is None or entry.kind != "file":
+                return None
+            try:
+                return store.objects.path(entry.key).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        return changed_files(self.tree, baseline_text, _PYTHON if runner == "pytest" else _JS)
+
+
+def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, command: str, unmutated_s: float,
+            network: bool = False, image: str | None = None) -> MutationResult | None:
+    """Mutate the changed lines in ``layer`` and run ``command`` against each mutant; None when the change
+    touched no source file of the runner's language."""
+    changes = job.changes(runner)
+    if not changes:
+        return None
+    tool = "cosmic-ray" if runner == "pytest" else "Stryker"
+    missing = _stryker_missing(job.workspace, runner) if tool == "Stryker" else None
+    if missing:
+        return MutationResult(tool=tool, status="unavailable", reason=missing)
+    (layer / FOLDER).mkdir(exist_ok=True)
+    settings = job.settings
+    mutant_timeout = settings.mutant_timeout or 3 * unmutated_s + 10
+    started = time.monotonic()
+    if tool == "cosmic-ray":
+        run_command = _cosmic_ray(layer, executor, changes, command, settings, mutant_timeout)
+    else:
+        run_command = _stryker(layer, changes, runner, settings, mutant_timeout)
+    outcome = executor.run(layer, CommandSpec(command=run_command, timeout=settings.budget + mutant_timeout + 60,
+                                              network=network, image=image))
+    elapsed = int((time.monotonic() - started) * 1000)
+    report = layer / FOLDER / "report.json"
+    if outcome.exit_code == UNAVAILABLE:
+        return MutationResult(tool=tool, status="unavailable", reason=outcome.stdout.strip()[-300:])
+    if outcome.timed_out or not report.is_file():
+        why = (f"it did not finish within its budget of {settings.budget:g} s (raise config.mutation.budget "
+               "or lower maxMutants)") if outcome.timed_out or outcome.exit_code == 124 else \
+            f"it wrote no report (exit {outcome.exit_code}: {(outcome.stderr or outcome.stdout)[-300:].strip()})"
+        return MutationResult(tool=tool, status="failed", reason=f"{tool} could not measure the change: {why}",
+                              duration_ms=elapsed)
+    try:
+        name, mutants = (_cosmic_ray_report if tool == "cosmic-ray" else _stryker_report)(layer, changes)
+    except (OSError, ValueError, ValidationError) as exc:
+        return MutationResult(tool=tool, status="failed", reason=f"{tool}'s report cannot be read: {exc}",
+                              duration_ms=elapsed)
+    return summarize(name, mutants, elapsed)
+
+
+def summarize(tool: str, mutants: list[MutantRecord], duration_ms: int | None) -> MutationResult:
+    """The kill rate and the changed functions' tally of what the mutants did."""
+    ran = [m for m in mutants if m.status in ("killed", "survived", "timeout")]
+    functions: dict[tuple[str, str], list[MutantRecord]] = {}
+    for mutant in ran:
+        functions.setdefault((mutant.file, mutant.function), []).append(mutant)
+    killed = sum(m.status == "killed" for m in ran)
+    return MutationResult(
+        tool=tool, status="measured" if ran else "nothing to judge",
+        reason=None if ran else "no mutant of the changed lines ran to a verdict",
+        mutants=len(ran), killed=killed, survived=sum(m.status == "survived" for m in ran),
+        timeouts=sum(m.status == "timeout" for m in ran), errors=sum(m.status == "error" for m in mutants),
+        not_run=sum(m.status == "not-run" for m in mutants), kill_rate=round(killed / len(ran), 4) if ran else None,
+        functions=[MutatedFunction(file=file, line=min(m.line for m in group), function=function,
+                                   mutants=len(group), killed=sum(m.status == "killed" for m in group))
+                   for (file, function), group in sorted(functions.items())],
+        survivors=[m for m in ran if m.status != "killed"][:SHOWN_SURVIVORS], duration_ms=duration_ms)
+
+
+def untested(mutation: MutationResult) -> list[Diagnostic]:
+    """A finding for each changed function whose tests pass whatever it does (no mutant killed)."""
+    return [Diagnostic(tool="mutation", severity="error", code="untested-change", file=f.file, line=f.line,
+                       message=f"the tests pass whatever this code does: none of {f.mutants} "
+                               f"mutant{'s' if f.mutants > 1 else ''} of {f.function} was killed")
+            for f in mutation.functions if f.killed == 0]
+
+
+def with_mutation(result: StrategyResult, mutation: MutationResult | None) -> StrategyResult:
+    """The strategy's result with its mutation check: failed, at file:line, when a changed function
+    is untested, and failed when the check could not finish (code under test may have stopped it)."""
+    if mutation is None:
+        return result
+    if mutation.status == "failed":
+        return result.model_copy(update={
+            "mutation": mutation, "result": Outcome.failed,
+            "details": f"The tests passed, but whether they test the change could not be told: {mutation.reason}. "
+                       f"{result.details}"})
+    findings = untested(mutation)
+    if not findings:
+        return result.model_copy(update={"mutation": mutation})
+    return result.model_copy(update={
+        "mutation": mutation, "result": Outcome.failed, "diagnostics": [*findings, *result.diagnostics],
+        "error_count": (result.error_count or 0) + len(findings),
+        "details": f"The tests passed, but {findings[0].message} ({findings[0].file}:{findings[0].line}); "
+                   f"{mutation.killed} of {mutation.mutants} mutants of the change killed. {result.details}"})
+
+
+def _cosmic_ray(layer: Path, executor: Executor, changes: list[ChangedFile], command: str,
+                settings: MutationSettings, mutant_timeout: float) -> str:
+    job = {"files": {c.path: [list(r) for r in c.lines] for c in changes},
+           "testCommand": command + (" -x" if "pytest" in command else ""), "maxMutants": settings.max_mutants,
+           "budget": settings.budget, "mutantTimeout": mutant_timeout, "seed": secrets.randbits(32),
+           "report": f"{FOLDER}/report.json"}
+    (layer / FOLDER / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    runner = shlex.quote(executor.runner("mutate_python.py"))
+    return f"{shlex.quote(executor.python)} {runner} {FOLDER}/job.json"
+
+
+def _cosmic_ray_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:
+    data = json.loads(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
+    return str(data["tool"]), TypeAdapter(list[MutantRecord]).validate_python(data["mutants"])
+
+
+def _stryker_missing(workspace: Path, runner: str) -> str | None:
+    packages = ("@stryker-mutator/core", _STRYKER_RUNNERS[runner])
+    absent = [p for p in packages if not (workspace / "node_modules" / p / "package.json").is_file()]
+    if not absent:
+        return None
+    return (f"Stryker is not installed in the project, so the change's tests were not mutation-checked: "
+            f"npm install --save-dev {' '.join(packages)}")
+
+
+def _stryker(layer: Path, changes: list[ChangedFile], runner: str, settings: MutationSettings,
+             mutant_timeout: float) -> str:
+    """Stryker's config: the changed lines (a spread of them when there are more than the mutant cap:
+    Stryker has no cap of its own), its JSON report, one test process (the machine's other core is the
+    judge's)."""
+    config = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
+              "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in _spread_lines(changes, c,
+                                                                                                   settings)],
+              "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
+              "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
+              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True,
+              "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
+              "disableTypeChecks": True}
+    (layer / FOLDER / "stryker.json").write_text(json.dumps(config), encoding="utf-8")
+    return (f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
+            f"run {FOLDER}/stryker.json")
+
+
+def _spread_lines(changes: list[ChangedFile], change: ChangedFile, settings: MutationSettings
+                  ) -> list[tuple[int, int]]:
+    """The file's changed ranges, or single lines spread over them when all files have more changed lines
+    than the mutant cap (each range keeps at least one)."""
+    total = sum(c.line_count for c in changes)
+    if total <= settings.max_mutants:
+        return list(change.lines)
+    share = max(len(change.lines), settings.max_mutants * change.line_count // total)
+    lines = [line for start, end in change.lines for line in range(start, end + 1)]
+    step = max(1, len(lines) // share)
+    picked = sorted({*lines[::step][:share], *(start for start, _ in change.lines)})
+    return [(line, line) for line in picked]
+
+
+def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:
+    """Stryker's mutation-testing-report-schema JSON, one record per mutant of the changed lines; a mutant
+    belongs to the changed block (hunk) it is in."""
+    data = json.loads(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
+    blocks = {c.path: c.lines for c in changes}
+    mutants = []
+    for path, entry in dict(data["files"]).items():
+        rel = Path(path).as_posix()
+        for mutant in entry["mutants"]:
+            line = int(mutant["location"]["start"]["line"])
+            block = next(((a, b) for a, b in blocks.get(rel, ()) if a <= line <= b), None)
+            status = _STRYKER_STATUS.get(str(mutant["status"]), "not-run")
+            mutants.append(MutantRecord(file=rel, line=line, operator=str(mutant["mutatorName"]), status=status,
+                                        function=f"lines {block[0]}-{block[1]}" if block else f"line {line}"))
+    return f"Stryker {data.get('framework', {}).get('version', '')}".strip(), mutants

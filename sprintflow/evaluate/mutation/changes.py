@@ -1,0 +1,93 @@
+"""The lines a change touched: the judged tree's source files against the sprint's baseline.
+
+Only source files count: tests, configuration, documentation and the areas the judge never
+judges are not mutated (a mutant of a test says nothing about the tests). Lines are those of the
+judged file, as inclusive ranges; a deletion leaves nothing to mutate.
+
+Example:
+    >>> changed_ranges("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
+    ((2, 2), (4, 4))
+    >>> changed_ranges("", "x = 1\\ny = 2\\n")
+    ((1, 2),)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sprintflow.judge.areas import excluded_area, is_config, is_documentation, is_test
+
+__all__ = ["MAX_CHANGED_FILES", "ChangedFile", "changed_files", "changed_ranges"]
+
+MAX_CHANGED_FILES = 50
+"""Changed source files considered (the first, in order): the mutant cap is spread over them."""
+_MAX_SOURCE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One source file the change touched, and where."""
+
+    path: str
+    """Relative to the tree, POSIX."""
+    lines: tuple[tuple[int, int], ...]
+    """Inclusive 1-based line ranges of the judged file."""
+
+    @property
+    def line_count(self) -> int:
+        return sum(end - start + 1 for start, end in self.lines)
+
+
+def changed_ranges(before: str, after: str) -> tuple[tuple[int, int], ...]:
+    """The line ranges of ``after`` that are not in ``before``."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    return tuple((j1 + 1, j2) for tag, _, _, j1, j2 in matcher.get_opcodes()
+                 if tag in ("replace", "insert") and j2 > j1)
+
+
+def changed_files(tree: Path, baseline_text: Callable[[str], str | None], suffixes: Iterable[str]
+                  ) -> list[ChangedFile]:
+    """The source files of ``tree`` (by suffix) that differ from the baseline, with their new lines.
+
+    ``baseline_text(rel)`` is the file's text at the baseline, None when it was not there.
+    """
+    suffixes = tuple(suffixes)
+    found: list[ChangedFile] = []
+    for rel in _sources(tree, suffixes):
+        after = _text(tree / rel)
+        if after is None:
+            continue
+        before = baseline_text(rel)
+        if before == after:
+            continue
+        lines = changed_ranges(before or "", after)
+        if lines:
+            found.append(ChangedFile(rel, lines))
+        if len(found) == MAX_CHANGED_FILES:
+            break
+    return found
+
+
+def _sources(tree: Path, suffixes: tuple[str, ...]) -> Iterable[str]:
+    for folder, dirs, files in os.walk(tree):
+        base = Path(folder).relative_to(tree)
+        dirs[:] = sorted(d for d in dirs if excluded_area((base / d).as_posix(), d, True) is None)
+        for name in sorted(files):
+            rel = (base / name).as_posix()
+            if name.endswith(suffixes) and not (is_test(rel) or is_config(rel) or is_documentation(rel)) \
+                    and excluded_area(rel, name, False) is None and not name.startswith(("conftest", "setup.")):
+                yield rel
+
+
+def _text(path: Path) -> str | None:
+    """A source file's text; None when it is not one (too large, a link, not UTF-8)."""
+    try:
+        if path.is_symlink() or path.stat().st_size > _MAX_SOURCE_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,163 @@
+"""The mutation check, on real trees the judge built: cosmic-ray against pytest, Stryker's own report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sprintflow.evaluate.executors import LocalExecutor
+from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, untested, with_mutation
+from sprintflow.evaluate.mutation import _spread_lines as spread_lines
+from sprintflow.evaluate.mutation import _stryker_report as stryker_report
+from sprintflow.evaluate.mutation.changes import ChangedFile, changed_files, changed_ranges
+from sprintflow.evaluate.view import open_view
+from sprintflow.judge.baseline import pin_baseline
+from sprintflow.judge.tree import WorkspaceStore, remove_tree
+from sprintflow.schemas import Outcome, StrategyResult
+from sprintflow.schemas.strategies import MutationSettings
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
+RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/evaluate/runners/mutate_python.py"
+
+BEFORE = {
+    "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/shop/__init__.py": "def total(prices):\n    return sum(prices)\n",
+    "tests/test_total.py": "from shop import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+}
+CHANGE = {
+    # Tested: each mutant of discount changes an asserted value.
+    "src/shop/__init__.py": BEFORE["src/shop/__init__.py"]
+    + "\n\ndef discount(price, percent):\n    if percent > 100:\n        return 0\n"
+    + "    return price - price * percent / 100\n"
+    + "\n\ndef label(price):\n    if price > 10:\n        return 'dear'\n    return 'cheap'\n",
+    "tests/test_discount.py": "from shop import discount, label\n\n\ndef test_discount():\n"
+                              "    assert discount(200, 10) == 180\n    assert discount(50, 150) == 0\n\n\n"
+                              "def test_label_runs():\n    label(20)\n",  # label: called, never checked
+}
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """One judged change measured once: a tested function, an untested one; the tree before and after."""
+    workspace = tmp_path_factory.mktemp("shop")
+    for rel, text in BEFORE.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    store = WorkspaceStore(workspace)
+    pin_baseline(store, "pin-mutation")
+    for rel, text in CHANGE.items():
+        (workspace / rel).write_text(text)
+    snapshot = store.scan()
+    tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-mutation")
+    before = {p.relative_to(tree.root).as_posix(): p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
+    executor = LocalExecutor().for_tree(tree)
+    view = open_view(tree.root)
+    job = MutationJob(MutationSettings(max_mutants=8), tree.root, workspace, "pin-mutation")
+    try:
+        with view.layer("unit-test-mutation") as layer:
+            mutation = measure(job, "pytest", layer, executor, "python3 -m pytest -q -p no:cacheprovider tests", 1.0)
+        after = {p.relative_to(tree.root).as_posix(): p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
+        yield mutation, job, before, after
+    finally:
+        view.close()
+        remove_tree(tree)
+
+
+def test_only_the_changed_source_lines_are_mutated(measured):
+    mutation, job, _, _ = measured
+    assert mutation is not None and mutation.status == "measured" and mutation.tool.startswith("cosmic-ray 8.")
+    [changed] = job.changes("pytest")  # the tests and the unchanged total are not mutated
+    assert changed.path == "src/shop/__init__.py" and changed.lines == ((3, 14),)
+    assert {f.function for f in mutation.functions} == {"discount", "label"}
+    assert all(3 <= f.line <= 14 for f in mutation.functions)
+    assert mutation.mutants <= 8 and mutation.kill_rate is not None
+
+
+def test_a_function_whose_tests_pass_whatever_it_does_fails_the_criterion_at_its_line(measured):
+    mutation, _, _, _ = measured
+    by_name = {f.function: f for f in mutation.functions}
+    assert by_name["discount"].killed >= 1 and by_name["label"].killed == 0 and by_name["label"].mutants >= 1
+    [finding] = untested(mutation)
+    assert (finding.file, finding.code) == ("src/shop/__init__.py", "untested-change")
+    assert 10 <= finding.line <= 14 and "none of" in finding.message and "label" in finding.message
+    passed = StrategyResult(strategy="unit-test", required=True, result=Outcome.passed, details="3 tests passed.")
+    failed = with_mutation(passed, mutation)
+    assert failed.result is Outcome.failed and failed.mutation == mutation
+    assert "the tests pass whatever this code does" in failed.details and failed.diagnostics[0] == finding
+    assert all(s.status != "killed" for s in mutation.survivors)
+
+
+def test_mutating_leaves_the_judged_tree_as_it_was(measured):
+    _, _, before, after = measured
+    assert after == before  # the mutants lived in the layer, never in the store's hard links
+    assert not any(rel.startswith(FOLDER) for rel in after)
+
+
+def test_a_check_that_cannot_finish_fails_and_a_missing_tool_is_said(tmp_path):
+    passed = StrategyResult(strategy="unit-test", required=True, result=Outcome.passed)
+    from sprintflow.schemas.evaluation import MutationResult
+
+    stopped = MutationResult(tool="cosmic-ray", status="failed", reason="it wrote no report (exit -9)")
+    assert with_mutation(passed, stopped).result is Outcome.failed
+    missing = MutationResult(tool="Stryker", status="unavailable", reason="Stryker is not installed")
+    assert with_mutation(passed, missing).result is Outcome.passed
+    assert with_mutation(passed, None) == passed
+    # The runner says cosmic-ray is missing with its own exit code, so the judge can tell it from a crash.
+    (tmp_path / "job.json").write_text(json.dumps({"files": {}, "testCommand": "true", "maxMutants": 1,
+                                                   "budget": 1, "mutantTimeout": 1, "seed": 1, "report": "r"}))
+    python = shutil.which("python3") or sys.executable
+    done = subprocess.run([python, "-I", "-S", str(RUNNER), "job.json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 3 and "cosmic-ray is not installed" in done.stdout
+
+
+def test_stryker_is_named_with_the_command_that_installs_it(tmp_path):
+    from sprintflow.evaluate.mutation import _stryker_missing
+
+    reason = _stryker_missing(tmp_path, "vitest")
+    assert reason and "npm install --save-dev @stryker-mutator/core @stryker-mutator/vitest-runner" in reason
+    for package in ("@stryker-mutator/core", "@stryker-mutator/vitest-runner"):
+        (tmp_path / "node_modules" / package).mkdir(parents=True)
+        (tmp_path / "node_modules" / package / "package.json").write_text("{}")
+    assert _stryker_missing(tmp_path, "vitest") is None
+
+
+def test_strykers_own_report_is_read_per_changed_block(tmp_path):
+    """A report Stryker 9.6 wrote for the TypeScript example (src/store.ts:22-47 mutated)."""
+    (tmp_path / FOLDER).mkdir()
+    shutil.copyfile(FIXTURES / "stryker-ts-app.json", tmp_path / FOLDER / "report.json")
+    tool, mutants = stryker_report(tmp_path, [ChangedFile("src/store.ts", ((22, 35), (36, 47)))])
+    assert tool == "Stryker 9.6.1" and len(mutants) == 42
+    assert {m.status for m in mutants} <= {"killed", "survived", "timeout", "error", "not-run"}
+    assert sum(m.status == "killed" for m in mutants) == 25
+    assert {m.function for m in mutants} == {"lines 22-35", "lines 36-47"}
+    # A damaged report is an error the judge reports (the check then fails), never a crash.
+    (tmp_path / FOLDER / "report.json").write_text('{"files": {"src/store.ts": {"mutants": [{"status": 1}]}}}')
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        stryker_report(tmp_path, [])
+
+
+def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
+    assert changed_ranges("a\nb\n", "a\nb\n") == ()
+    assert changed_ranges("a\nb\nc\n", "a\nc\n") == ()  # a deletion leaves nothing to mutate
+    for rel, text in {"src/m.py": "x = 2\n", "tests/test_m.py": "x = 3\n", "setup.py": "", "conftest.py": "",
+                      "docs/m.py": "", "node_modules/p/i.js": "", "src/big.py": "é" * 10}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    found = changed_files(tmp_path, {"src/m.py": "x = 1\n"}.get, (".py", ".js"))
+    assert [(c.path, c.lines) for c in found] == [("src/big.py", ((1, 1),)), ("src/m.py", ((1, 1),))]
+
+
+def test_strykers_lines_are_spread_under_the_cap():
+    changes = [ChangedFile("src/a.ts", ((1, 40),)), ChangedFile("src/b.ts", ((5, 6), (50, 50)))]
+    settings = MutationSettings(max_mutants=10)
+    spread_a, spread_b = spread_lines(changes, changes[0], settings), spread_lines(changes, changes[1], settings)
+    assert all(a == b for a, b in spread_a) and 1 <= len(spread_a) <= 11
+    assert {5, 50} <= {a for a, _ in spread_b}  # every changed block keeps a line
+    assert spread_lines(changes[1:], changes[1], settings) == [(5, 6), (50, 50)]  # under the cap: as changed
