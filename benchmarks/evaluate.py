@@ -293,7 +293,7 @@ def _measure_change(work: Path, example: str, lines: int):
             unit_s = executor.run(layer, CommandSpec(command=command, timeout=600)).duration_s
         with view.layer("unit-test-mutation") as layer:
             job = MutationJob(unit.config.mutation, tree.root, workspace, "pin-bench")
-            mutation = measure(job, runner, layer, executor, command, unit_s)
+            mutation = measure(job, runner, layer, executor, [command], unit_s)
     finally:
         view.close()
         remove_tree(tree)

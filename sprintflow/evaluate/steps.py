@@ -15,7 +15,15 @@ from sprintflow.errors import ConfigError, ReportError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.process import CommandResult
-from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult, StrategyType, SuccessCriterion
+from sprintflow.schemas import (
+    CriterionResult,
+    Outcome,
+    StrategyConfig,
+    StrategyResult,
+    StrategyType,
+    SuccessCriterion,
+    VerificationMethod,
+)
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.testrun import record_test_run
 
@@ -66,8 +74,12 @@ def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: St
     runner = runner_of(spec.format if spec else None, command)
     if job is None or runner is None or result.result is not Outcome.passed:
         return result
+    # The judging tests: the strategy's, then the held-out evals (a mutant any of them fails is killed).
+    held_out = [c.custom_command for c in plan.contract.success_criteria
+                if c.verification_method is VerificationMethod.custom and c.custom_command
+                and is_held_out(c.custom_command, plan.project.sprint.held_out)]
     with plan.evaluation_view.layer(f"{plan.layer_of(strategy)}-mutation", below=plan.below(strategy)) as root:
-        mutation = measure(job, runner, root, plan.executor, command, (result.duration_ms or 0) / 1000,
+        mutation = measure(job, runner, root, plan.executor, [command, *held_out], (result.duration_ms or 0) / 1000,
                            network=strategy.network, image=strategy.image)
     return with_mutation(result, mutation)
 

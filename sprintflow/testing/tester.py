@@ -386,7 +386,7 @@ def _run_tests(tree: JudgedTree, settings: TesterConfig, command: str, executor:
         if outcome.exit_code == 0 and tree.pin_id and settings.mutation.enabled and test_runner:
             with view.layer("tester-mutation") as root:
                 mutation = measure(MutationJob(settings.mutation, tree.root, tree.workspace, tree.pin_id),
-                                   test_runner, root, runner, command, outcome.duration_s)
+                                   test_runner, root, runner, [command], outcome.duration_s)
     finally:
         view.close()
     if outcome.error:

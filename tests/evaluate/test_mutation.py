@@ -31,14 +31,17 @@ BEFORE = {
     "tests/test_total.py": "from shop import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
 }
 CHANGE = {
-    # Tested: each mutant of discount changes an asserted value.
+    # discount: the unit tests check it; label: only the held-out eval does; shout: called, never checked.
     "src/shop/__init__.py": BEFORE["src/shop/__init__.py"]
     + "\n\ndef discount(price, percent):\n    if percent > 100:\n        return 0\n"
     + "    return price - price * percent / 100\n"
-    + "\n\ndef label(price):\n    if price > 10:\n        return 'dear'\n    return 'cheap'\n",
-    "tests/test_discount.py": "from shop import discount, label\n\n\ndef test_discount():\n"
+    + "\n\ndef label(price):\n    if price > 10:\n        return 'dear'\n    return 'cheap'\n"
+    + "\n\ndef shout(text):\n    if len(text) > 3:\n        return text.upper()\n    return text\n",
+    "tests/test_discount.py": "from shop import discount, shout\n\n\ndef test_discount():\n"
                               "    assert discount(200, 10) == 180\n    assert discount(50, 150) == 0\n\n\n"
-                              "def test_label_runs():\n    label(20)\n",  # label: called, never checked
+                              "def test_shout_runs():\n    shout('hello')\n",
+    "evals/test_label.py": "from shop import label\n\n\ndef test_label():\n"
+                           "    assert label(20) == 'dear' and label(5) == 'cheap'\n",
 }
 
 
@@ -52,16 +55,18 @@ def measured(tmp_path_factory):
     store = WorkspaceStore(workspace)
     pin_baseline(store, "pin-mutation")
     for rel, text in CHANGE.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)
     snapshot = store.scan()
     tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-mutation")
     before = {p.relative_to(tree.root).as_posix(): p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
     executor = LocalExecutor().for_tree(tree)
     view = open_view(tree.root)
-    job = MutationJob(MutationSettings(max_mutants=8), tree.root, workspace, "pin-mutation")
+    job = MutationJob(MutationSettings(max_mutants=9), tree.root, workspace, "pin-mutation")
     try:
         with view.layer("unit-test-mutation") as layer:
-            mutation = measure(job, "pytest", layer, executor, "python3 -m pytest -q -p no:cacheprovider tests", 1.0)
+            mutation = measure(job, "pytest", layer, executor, ["python3 -m pytest -q -p no:cacheprovider tests",
+                                                                "python3 -m pytest -q -p no:cacheprovider evals"], 1.0)
         after = {p.relative_to(tree.root).as_posix(): p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
         yield mutation, job, before, after
     finally:
@@ -73,19 +78,20 @@ def test_only_the_changed_source_lines_are_mutated(measured):
     mutation, job, _, _ = measured
     assert mutation is not None and mutation.status == "measured" and mutation.tool.startswith("cosmic-ray 8.")
     [changed] = job.changes("pytest")  # the tests and the unchanged total are not mutated
-    assert changed.path == "src/shop/__init__.py" and changed.lines == ((3, 14),)
-    assert {f.function for f in mutation.functions} == {"discount", "label"}
-    assert all(3 <= f.line <= 14 for f in mutation.functions)
-    assert mutation.mutants <= 8 and mutation.kill_rate is not None
+    assert changed.path == "src/shop/__init__.py" and changed.lines == ((3, 20),)
+    assert {f.function for f in mutation.functions} == {"discount", "label", "shout"}
+    assert all(3 <= f.line <= 20 for f in mutation.functions)
+    assert mutation.mutants <= 9 and mutation.kill_rate is not None
 
 
 def test_a_function_whose_tests_pass_whatever_it_does_fails_the_criterion_at_its_line(measured):
     mutation, _, _, _ = measured
     by_name = {f.function: f for f in mutation.functions}
-    assert by_name["discount"].killed >= 1 and by_name["label"].killed == 0 and by_name["label"].mutants >= 1
+    assert by_name["discount"].killed >= 1 and by_name["shout"].killed == 0 and by_name["shout"].mutants >= 1
+    assert by_name["label"].killed >= 1  # the held-out eval is one of the judging tests
     [finding] = untested(mutation)
     assert (finding.file, finding.code) == ("src/shop/__init__.py", "untested-change")
-    assert 10 <= finding.line <= 14 and "none of" in finding.message and "label" in finding.message
+    assert 16 <= finding.line <= 20 and "none of" in finding.message and "shout" in finding.message
     passed = StrategyResult(strategy="unit-test", required=True, result=Outcome.passed, details="3 tests passed.")
     failed = with_mutation(passed, mutation)
     assert failed.result is Outcome.failed and failed.mutation == mutation

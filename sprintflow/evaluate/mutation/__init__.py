@@ -95,10 +95,13 @@ class MutationJob:
         return changed_files(self.tree, baseline_text, _PYTHON if runner == "pytest" else _JS)
 
 
-def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, command: str, unmutated_s: float,
-            network: bool = False, image: str | None = None) -> MutationResult | None:
-    """Mutate the changed lines in ``layer`` and run ``command`` against each mutant; None when the change
-    touched no source file of the runner's language."""
+def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, commands: list[str],
+            unmutated_s: float, network: bool = False, image: str | None = None) -> MutationResult | None:
+    """Mutate the changed lines in ``layer`` and run the judging tests against each mutant; None when the
+    change touched no source file of the runner's language.
+
+    ``commands`` are the test commands that judge (the strategy's, then the held-out evals'): with
+    cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config."""
     changes = job.changes(runner)
     if not changes:
         return None
@@ -111,7 +114,7 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
     mutant_timeout = settings.mutant_timeout or 3 * unmutated_s + 10
     started = time.monotonic()
     if tool == "cosmic-ray":
-        run_command = _cosmic_ray(layer, executor, changes, command, settings, mutant_timeout)
+        run_command = _cosmic_ray(layer, executor, changes, commands, settings, mutant_timeout)
     else:
         run_command = _stryker(layer, changes, runner, settings, mutant_timeout)
     outcome = executor.run(layer, CommandSpec(command=run_command, timeout=settings.budget + mutant_timeout + 60,
@@ -181,10 +184,12 @@ def with_mutation(result: StrategyResult, mutation: MutationResult | None) -> St
                    f"{mutation.killed} of {mutation.mutants} mutants of the change killed. {result.details}"})
 
 
-def _cosmic_ray(layer: Path, executor: Executor, changes: list[ChangedFile], command: str,
+def _cosmic_ray(layer: Path, executor: Executor, changes: list[ChangedFile], commands: list[str],
                 settings: MutationSettings, mutant_timeout: float) -> str:
+    # A mutant needs one failing test: pytest may stop at the first (-x), the next command need not run.
+    judging = " && ".join(f"( {c}{' -x' if 'pytest' in c else ''} )" for c in commands)
     job = {"files": {c.path: [list(r) for r in c.lines] for c in changes},
-           "testCommand": command + (" -x" if "pytest" in command else ""), "maxMutants": settings.max_mutants,
+           "testCommand": judging, "maxMutants": settings.max_mutants,
            "budget": settings.budget, "mutantTimeout": mutant_timeout, "seed": secrets.randbits(32),
            "report": f"{FOLDER}/report.json"}
     (layer / FOLDER / "job.json").write_text(json.dumps(job), encoding="utf-8")
