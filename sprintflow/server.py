@@ -38,11 +38,13 @@ from typing import IO
 from sprintflow.errors import InfrastructureError
 from sprintflow.io.files import atomic_write_text, file_lock
 from sprintflow.io.process import Child, spawn, stop_group, stop_process
+from sprintflow.settings import answers, configured_api_url, local_api_url, reachable
 
 __all__ = [
     "DEFAULT_PORT",
     "READY_TIMEOUT_S",
     "BackgroundServer",
+    "ensure_prefect_api",
     "background_server",
     "check_port",
     "ensure_background_server",
@@ -291,3 +293,28 @@ def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None =
             client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=slots))
             return name, slots
         return name, existing.limit
+
+
+def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
+    """Point Prefect at a server, starting the background one when none is configured or running;
+    returns the server's API URL (or where it is configured).
+
+    Call it after the command's input was checked: a bad input should start nothing.
+
+    Raises:
+        InfrastructureError: the configured server does not answer.
+    """
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    configured = configured_api_url()
+    if configured:
+        if not reachable(configured):
+            where = "PREFECT_API_URL" if os.environ.get("PREFECT_API_URL") else "the active Prefect profile"
+            raise InfrastructureError(f"the Prefect server at {configured} ({where}) does not answer: start it, "
+                                      "or unset PREFECT_API_URL to let sprintflow start its own")
+        return configured
+    running = background_server()
+    local = local_api_url()
+    if running is None and answers(local):
+        use_api(local)
+        return local
+    return ensure_background_server(announce=announce).api_url

@@ -1,11 +1,7 @@
-"""Process-wide settings from the environment, and where the Prefect API is.
+"""Process-wide settings from the environment, and where a Prefect API is configured.
 
-A CLI command that paid Prefect's temporary server start-up (10-30 s) on every
-call would be too slow at a terminal, so a flow-running command picks its
-server in this order: ``PREFECT_API_URL`` (environment or active Prefect
-profile); the background server sprintflow started in ``PREFECT_HOME``; a
-server answering on ``http://127.0.0.1:4200`` (``SPRINTFLOW_SERVER_PORT``); else it starts the background
-server, which later commands reuse (:mod:`sprintflow.server`).
+Imported by every layer (the judge's home, the history), so it imports nothing of sprintflow's:
+which server a command uses is :func:`sprintflow.server.ensure_prefect_api`'s to decide.
 """
 
 from __future__ import annotations
@@ -14,15 +10,12 @@ import os
 import tomllib
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sprintflow.errors import InfrastructureError
-
-__all__ = ["Settings", "configured_api_url", "ensure_prefect_api", "get_settings",
-           "local_api_url", "prefect_api_configured"]
+__all__ = ["Settings", "answers", "configured_api_url", "get_settings", "local_api_url",
+           "prefect_api_configured", "reachable"]
 
 def local_api_url() -> str:
     """Where a local server would answer: 127.0.0.1 on ``SPRINTFLOW_SERVER_PORT`` (default 4200),
@@ -70,11 +63,11 @@ def _health(url: str, timeout: float) -> int | None:
         return None
 
 
-def _answers(url: str, timeout: float = 0.5) -> bool:
+def answers(url: str, timeout: float = 0.5) -> bool:
     return _health(url, timeout) == 200
 
 
-def _reachable(url: str, timeout: float = 5) -> bool:
+def reachable(url: str, timeout: float = 5) -> bool:
     return _health(url, timeout) is not None
 
 
@@ -107,30 +100,3 @@ def configured_api_url() -> str | None:
     profile = (data.get("profiles") or {}).get(active) or {}
     url = profile.get("PREFECT_API_URL") if isinstance(profile, dict) else None
     return url if isinstance(url, str) and url else None
-
-
-def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
-    """Point Prefect at a server, starting the background one when none is configured or running;
-    returns the server's API URL (or where it is configured).
-
-    Call it after the command's input was checked: a bad input should start nothing.
-
-    Raises:
-        InfrastructureError: the configured server does not answer.
-    """
-    from sprintflow.server import background_server, ensure_background_server, use_api
-
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    configured = configured_api_url()
-    if configured:
-        if not _reachable(configured):
-            where = "PREFECT_API_URL" if os.environ.get("PREFECT_API_URL") else "the active Prefect profile"
-            raise InfrastructureError(f"the Prefect server at {configured} ({where}) does not answer: start it, "
-                                      "or unset PREFECT_API_URL to let sprintflow start its own")
-        return configured
-    running = background_server()
-    local = local_api_url()
-    if running is None and _answers(local):
-        use_api(local)
-        return local
-    return ensure_background_server(announce=announce).api_url

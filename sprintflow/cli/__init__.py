@@ -57,11 +57,11 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run one of sprintflow's flows in this process against a Prefect server; returns what it judged.
 
     The server is the configured one, else a reusable background server
-    (:func:`sprintflow.settings.ensure_prefect_api`); the run's URL is printed on
+    (:func:`sprintflow.server.ensure_prefect_api`); the run's URL is printed on
     stderr. Call it after every check of the command's input: a bad input
     should cost no server.
     """
-    from sprintflow.settings import ensure_prefect_api
+    from sprintflow.server import ensure_prefect_api
 
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     module, attribute = FLOWS[name].split(":")

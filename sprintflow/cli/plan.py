@@ -54,7 +54,7 @@ def plan(request: str, workspace: Path, engine: str | None, max_attempts: int, t
     from sprintflow.planning.planner import run_planner
 
     if use_flow if use_flow is not None else prefect_api_configured():
-        from sprintflow.settings import ensure_prefect_api
+        from sprintflow.server import ensure_prefect_api
 
         ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
         from sprintflow.flows.plan import plan_flow

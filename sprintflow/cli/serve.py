@@ -40,8 +40,8 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     exits); the first line it prints says which. PREFECT_RUNNER_POLL_FREQUENCY
     (default 10 s) is how often it looks for runs.
     """
+    from sprintflow.server import ensure_prefect_api
     from sprintflow.serving import load_prefect_yaml
-    from sprintflow.settings import ensure_prefect_api
 
     # Before Prefect reads its settings; inherited by every flow run. On SQLite, concurrent runs
     # meet "database is locked" (answered 503, retried): 5 retries lost runs in benchmarks/deploy.py.

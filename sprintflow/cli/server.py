@@ -128,7 +128,7 @@ def limits(docker_slots: int | None, docker_host: str | None) -> None:
     The DockerExecutor holds one slot of ``docker-host-<host>`` while each
     container lives, whenever a Prefect API is configured.
     """
-    from sprintflow.settings import ensure_prefect_api
+    from sprintflow.server import ensure_prefect_api
 
     ensure_prefect_api(announce=lambda text: click.echo(text, err=True))
     name, slots = ensure_docker_host_limit(docker_slots, docker_host)
