@@ -12,7 +12,7 @@ from sprintflow.cli import cli
 TABLES = {"pass-rate-by-week", "first-pass-yield", "first-pass-yield-by-week", "pass-rate-by-strategy",
           "strategy-pass-rate-by-week", "time-to-green", "criteria-coverage-summary", "criteria-coverage",
           "flaky-strategies", "regressions-by-week", "bug-summary", "bug-activity", "time-to-fix",
-          "score-by-prompt", "score-trends", "cost-per-sprint", "testrun-trends", "criterion-pass-rate",
+          "score-by-prompt", "score-trends", "cost-per-sprint", "testrun-trends", "kill-rates", "criterion-pass-rate",
           "criterion-time-to-green", "flaky-tests", "score-epochs", "cost-over-time", "engine-comparison"}
 
 
