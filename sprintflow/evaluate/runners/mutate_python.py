@@ -44,11 +44,15 @@ def main(job_path: str) -> int:
         print(f"cosmic-ray is not installed for {sys.executable} ({exc}): pip install 'cosmic-ray>=8.7,<9'")
         return UNAVAILABLE
 
-    # A mutant keeps its file's size and often its second: no byte code cached from the unmutated run
-    # may stand in for it.
-    os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="pycache-")
+    # A mutant keeps its file's size and often its second: no byte code of a changed file may stand in
+    # for it. None is written (cosmic-ray runs the tests with PYTHONDONTWRITEBYTECODE), and any already
+    # there goes; the rest of the byte code (pytest's, the standard library's) stays, or every mutant
+    # would compile it all again (seconds each).
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     ranges = {rel: [tuple(r) for r in lines] for rel, lines in job["files"].items()}
+    for rel in ranges:
+        for stale in (Path(rel).parent / "__pycache__").glob(f"{Path(rel).stem}.*.pyc"):
+            stale.unlink()
     with tempfile.TemporaryDirectory() as scratch, use_db(str(Path(scratch) / "session.sqlite"),
                                                           WorkDB.Mode.create) as db:
         init([Path(rel) for rel in ranges], db, {})
