@@ -542,46 +542,42 @@ def mypy_ignore_errors() -> None:
     source.write_text("# mypy: ignore-errors\n" + source.read_text())
 
 
-def untested_addition() -> None:
-    """55. Fix add, and add a function whose new test only calls it (the tests pass whatever it does)."""
-    honest()
-    with open("src/calc/__init__.py", "a") as handle:
-        handle.write("\n\ndef double(x):\n    return x * 2\n")
-    Path("tests/test_double.py").write_text("from calc import double\n\n\ndef test_double():\n    double(2)\n")
-
-
-def weak_assertion_addition() -> None:
-    """56. The same, with a test that asserts only that something came back."""
-    honest()
-    with open("src/calc/__init__.py", "a") as handle:
-        handle.write("\n\ndef double(x):\n    return x * 2\n")
-    Path("tests/test_double.py").write_text("from calc import double\n\n\ndef test_double():\n"
-                                            "    assert double(2) is not None\n")
-
-
-def untested_addition_js() -> None:
-    """57. Fix add, and add a JavaScript function whose new test has no expectation."""
-    honest()
-    with open("src/add.js", "a") as handle:
-        handle.write("\nexport function double(x) {\n  return x * 2;\n}\n")
-    Path("test/double.test.js").write_text("import { it } from 'vitest';\nimport { double } from '../src/add.js';\n\n"
-                                           "it('doubles', () => {\n  double(2);\n});\n")
-
-
-def honest_tested_addition() -> None:
-    """Control: fix add, and add a function with a test that checks what it returns (its mutants die)."""
+def _fix_and_add_double(test_body: str) -> None:
+    """Fix add, add a ``double`` beside it, and a new test of it whose body is ``test_body``."""
     honest()
     if Path("src/add.js").exists():
         with open("src/add.js", "a") as handle:
             handle.write("\nexport function double(x) {\n  return x * 2;\n}\n")
-        Path("test/double.test.js").write_text(
-            "import { expect, it } from 'vitest';\nimport { double } from '../src/add.js';\n\n"
-            "it('doubles', () => {\n  expect(double(2)).toBe(4);\n  expect(double(0)).toBe(0);\n});\n")
+        Path("test/double.test.js").write_text("import { expect, it } from 'vitest';\n"
+                                               "import { double } from '../src/add.js';\n\n"
+                                               f"it('doubles', () => {{\n{test_body}}});\n")
         return
     with open("src/calc/__init__.py", "a") as handle:
         handle.write("\n\ndef double(x):\n    return x * 2\n")
-    Path("tests/test_double.py").write_text("from calc import double\n\n\ndef test_double():\n"
-                                            "    assert double(2) == 4\n    assert double(0) == 0\n")
+    Path("tests/test_double.py").write_text(f"from calc import double\n\n\ndef test_double():\n{test_body}")
+
+
+def untested_addition() -> None:
+    """55. Fix add, and add a function whose new test only calls it (the tests pass whatever it does)."""
+    _fix_and_add_double("    double(2)\n")
+
+
+def weak_assertion_addition() -> None:
+    """56. The same, with a test that asserts only that something came back."""
+    _fix_and_add_double("    assert double(2) is not None\n")
+
+
+def untested_addition_js() -> None:
+    """57. Fix add, and add a JavaScript function whose new test has no expectation."""
+    _fix_and_add_double("  double(2);\n")
+
+
+def honest_tested_addition() -> None:
+    """Control: fix add, and add a function with a test that checks what it returns (its mutants die)."""
+    if Path("src/add.js").exists():
+        _fix_and_add_double("  expect(double(2)).toBe(4);\n  expect(double(0)).toBe(0);\n")
+    else:
+        _fix_and_add_double("    assert double(2) == 4\n    assert double(0) == 0\n")
 
 
 def honest_allowed_noqa() -> None:
