@@ -1,17 +1,27 @@
-"""Run cosmic-ray's mutants of the changed lines, within a budget, and write what each did.
+"""Judge cosmic-ray's mutants of the changed lines, within a budget, and write what each did.
 
 This file runs *inside the sandbox*, beside the code under test, with the Python that has
 cosmic-ray (the sandbox image's, or sprintflow's own for the local executor): it imports nothing
 of sprintflow. ``python3 mutate_python.py JOB.json`` reads the job the judge wrote::
 
-    {"files": {"src/app.py": [[3, 9]]}, "testCommand": "python3 -m pytest -q", "maxMutants": 24,
-     "budget": 180, "mutantTimeout": 13, "seed": 7, "report": ".sprintflow-mutation/report.json"}
+    {"files": {"src/app.py": [[3, 9]]}, "commands": ["python3 -m pytest -q", "python3 heldout.py"],
+     "maxMutants": 24, "budget": 180, "mutantTimeout": 13, "seed": 7,
+     "report": ".sprintflow-mutation/report.json"}
 
-and writes ``report`` as ``{"tool": "cosmic-ray 8.7.0", "mutants": [{"file", "line", "function",
-"operator", "status"}]}``. Each mutant is applied to its file in place, the test command runs, the
-file is restored (cosmic-ray's own ``mutate_and_test``); the layer is the judge's to throw away.
-Mutants are spread over the changed functions, every function getting one before any gets two;
-the ones left when the budget runs out are ``not-run``.
+and writes ``report`` as ``{"tool": "cosmic-ray 8.7.0", "inProcess": "judged" | why not, "mutants":
+[{"file", "line", "function", "operator", "status"}]}``. Mutants are spread over the changed
+functions, every function getting one before any gets two; the ones left when the budget runs out
+are ``not-run``.
+
+Two ways to judge a mutant, the fast one first:
+
+* in one run of the first command (``pytest_plugin/sprintflow_mutants.py``, loaded through
+  ``PYTEST_PLUGINS``): collected once, a fork per mutant runs the tests that reach its function;
+* cosmic-ray's own ``mutate_and_test``: the mutant written to its file, the commands run, the file
+  restored. For what the first could not judge (a command that is not pytest, a mutant outside any
+  function, unmutated tests that fail in one process), and for every survivor of a function none of
+  whose mutants the first killed (that survivor decides the verdict: the held-out evals, and tests
+  that run the code in processes of their own, judge it too).
 """
 
 import json
@@ -19,8 +29,8 @@ import os
 import random
 import re
 import shlex
+import subprocess
 import sys
-import tempfile
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -37,42 +47,107 @@ _REDUNDANT = re.compile(r"core/ReplaceBinaryOperator_.*_(BitAnd|BitOr|BitXor|LSh
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     try:
-        from cosmic_ray.commands.init import init
-        from cosmic_ray.mutating import mutate_and_test
-        from cosmic_ray.work_db import WorkDB, use_db
+        import cosmic_ray.mutating  # noqa: F401
     except ImportError as exc:
         print(f"cosmic-ray is not installed for {sys.executable} ({exc}): pip install 'cosmic-ray>=8.7,<9'")
         return UNAVAILABLE
 
     # A mutant keeps its file's size and often its second: no byte code of a changed file may stand in
-    # for it. None is written (cosmic-ray runs the tests with PYTHONDONTWRITEBYTECODE), and any already
-    # there goes; the rest of the byte code (pytest's, the standard library's) stays, or every mutant
-    # would compile it all again (seconds each).
+    # for it. None is written (the tests run with PYTHONDONTWRITEBYTECODE), and any already there goes;
+    # the rest of the byte code (pytest's, the standard library's) stays, or every test process would
+    # compile it all again (seconds each).
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     ranges = {rel: [tuple(r) for r in lines] for rel, lines in job["files"].items()}
     for rel in ranges:
         for stale in (Path(rel).parent / "__pycache__").glob(f"{Path(rel).stem}.*.pyc"):
             stale.unlink()
-    with tempfile.TemporaryDirectory() as scratch, use_db(str(Path(scratch) / "session.sqlite"),
-                                                          WorkDB.Mode.create) as db:
-        init([Path(rel) for rel in ranges], db, {})
-        chosen = _spread([item for item in db.pending_work_items if _wanted(item.mutations[0], ranges)],
-                         int(job["maxMutants"]), random.Random(job["seed"]))
-    command = shlex.join(["sh", "-c", job["testCommand"]])
+    chosen = _spread([spec for spec in _mutations(ranges) if _wanted(spec, ranges)], int(job["maxMutants"]),
+                     random.Random(job["seed"]))
     deadline = time.monotonic() + float(job["budget"])
-    mutants = []
-    for item in chosen:
-        spec = item.mutations[0]
-        status = "not-run"
-        if time.monotonic() < deadline:
-            timeout = min(float(job["mutantTimeout"]), max(1.0, deadline - time.monotonic()))
-            status = _status(mutate_and_test(item.mutations, command, timeout))
-        mutants.append({"file": spec.module_path.as_posix(), "line": spec.start_pos[0],
-                        "function": spec.definition_name or "<module>", "operator": spec.operator_name,
-                        "status": status})
-    report = {"tool": f"cosmic-ray {version('cosmic-ray')}", "mutants": mutants}
+    in_process = _in_one_pytest(job, chosen, deadline)
+    killed_functions = {_function(spec) for index, spec in enumerate(chosen) if in_process.get(index) == "killed"}
+    mutants = [_judged(spec, in_process.get(index), _function(spec) in killed_functions, job, deadline)
+               for index, spec in enumerate(chosen)]
+    report = {"tool": f"cosmic-ray {version('cosmic-ray')}", "inProcess": in_process.get("clean", "judged"),
+              "mutants": mutants}
     Path(job["report"]).write_text(json.dumps(report), encoding="utf-8")
     return 0
+
+
+def _mutations(ranges):
+    """Every mutation cosmic-ray's operators make of the files (its ``init`` without its work database,
+    whose imports cost most of a second)."""
+    from cosmic_ray.ast import ast_nodes, get_ast_from_path
+    from cosmic_ray.ast.ast_query import ASTQuery
+    from cosmic_ray.plugins import get_operator, operator_names
+    from cosmic_ray.work_item import MutationSpec
+
+    operators = [(name, get_operator(name)()) for name in operator_names() if not get_operator(name).arguments()]
+    for rel in ranges:
+        nodes = list(ast_nodes(get_ast_from_path(Path(rel))))
+        for name, operator in operators:
+            positions = ((node, start, end) for node in nodes for start, end in operator.mutation_positions(node))
+            for occurrence, (node, start, end) in enumerate(positions):
+                yield MutationSpec(module_path=rel, operator_name=name, occurrence=occurrence, start_pos=start,
+                                   end_pos=end, definition_name=ASTQuery(node).get_definition_name())
+
+
+def _in_one_pytest(job, chosen, deadline) -> dict:
+    """Judge the mutants in one run of the first test command, forked per mutant (the plugin in
+    ``pytest_plugin/``): {index: status}, and "clean" saying why not when it could not."""
+    from cosmic_ray.mutating import MutationVisitor
+    from cosmic_ray.plugins import get_operator
+
+    folder = Path(job["report"]).parent
+    mutants = []
+    for index, spec in enumerate(chosen):
+        operator = get_operator(spec.operator_name)(**spec.operator_args)
+        source = MutationVisitor.mutate_code(spec.module_path.read_text(encoding="utf-8"), operator, spec.occurrence)
+        if source is not None:
+            mutants.append({"id": index, "file": spec.module_path.as_posix(), "source": source})
+    plugin_job = {"claim": str((folder / "claim").resolve()), "report": str((folder / "in-process.json").resolve()),
+                  "files": list(job["files"]), "mutants": mutants, "budget": max(1.0, deadline - time.monotonic()),
+                  "mutantTimeout": job["mutantTimeout"], "cleanTimeout": 2 * float(job["mutantTimeout"])}
+    job_file = folder / "in-process-job.json"
+    job_file.write_text(json.dumps(plugin_job), encoding="utf-8")
+    plugins = str(Path(__file__).resolve().parent / "pytest_plugin")
+    env = {**os.environ, "PYTEST_PLUGINS": "sprintflow_mutants", "SPRINTFLOW_MUTANTS": str(job_file.resolve()),
+           "PYTHONPATH": os.pathsep.join(p for p in (plugins, os.environ.get("PYTHONPATH")) if p)}
+    try:
+        subprocess.run(["sh", "-c", job["commands"][0]], env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                       timeout=max(1.0, deadline - time.monotonic()))
+        found = json.loads(Path(plugin_job["report"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        return {"clean": f"the test command took no job ({type(exc).__name__})"}
+    statuses = {int(index): status for index, status in found["statuses"].items()}
+    return {**statuses, "clean": found["clean"]} if found["clean"] else statuses
+
+
+def _judged(spec, status, function_killed, job, deadline) -> dict:
+    """A mutant's record: its in-process status where that is sure; else cosmic-ray's own
+    ``mutate_and_test`` with every judging command.
+
+    Sure are a kill, a timeout, and a survivor of a function another mutant of which was killed (the
+    function is tested; the survivor only lowers the kill rate). A survivor of a function none of
+    whose mutants was killed decides the verdict, so the commands judge it: a test may run the code
+    in a process of its own, or a held-out eval may be the one that tests it."""
+    from cosmic_ray.mutating import mutate_and_test
+
+    sure = status in ("killed", "timeout") or (status == "survived" and function_killed)
+    if not sure and time.monotonic() < deadline:
+        # A mutant needs one failing test: pytest may stop at the first (-x), the next command need not run.
+        judging = " && ".join(f"( {c}{' -x' if 'pytest' in c else ''} )" for c in job["commands"])
+        timeout = min(float(job["mutantTimeout"]), max(1.0, deadline - time.monotonic()))
+        status = _status(mutate_and_test([spec], shlex.join(["sh", "-c", judging]), timeout))
+    elif not sure:
+        status = "not-run"
+    return {"file": spec.module_path.as_posix(), "line": spec.start_pos[0], "function": _function(spec)[1],
+            "operator": spec.operator_name, "status": status}
+
+
+def _function(spec) -> tuple[str, str]:
+    return spec.module_path.as_posix(), spec.definition_name or "<module>"
 
 
 def _wanted(spec, ranges) -> bool:
@@ -80,13 +155,11 @@ def _wanted(spec, ranges) -> bool:
     return not _REDUNDANT.search(spec.operator_name) and any(a <= spec.start_pos[0] <= b for a, b in lines)
 
 
-def _spread(items, cap, rng):
-    """Up to ``cap`` items, round-robin over the functions (each function's own order shuffled)."""
+def _spread(specs, cap, rng):
+    """Up to ``cap`` mutations, round-robin over the functions (each function's own order shuffled)."""
     groups = {}
-    for item in sorted(items, key=lambda i: (i.mutations[0].start_pos, i.mutations[0].operator_name,
-                                             i.mutations[0].occurrence)):
-        spec = item.mutations[0]
-        groups.setdefault((spec.module_path.as_posix(), spec.definition_name or ""), []).append(item)
+    for spec in sorted(specs, key=lambda s: (s.start_pos, s.operator_name, s.occurrence)):
+        groups.setdefault(_function(spec), []).append(spec)
     for group in groups.values():
         rng.shuffle(group)
     chosen = []

@@ -1,0 +1,257 @@
+"""A pytest plugin that judges many mutants in one pytest process: collect once, fork per mutant.
+
+Loaded only by the mutation runner (``mutate_python.py``), through ``PYTEST_PLUGINS``, into the
+project's own test command; it imports nothing of sprintflow. With ``SPRINTFLOW_MUTANTS`` naming
+the runner's job it replaces pytest's run loop:
+
+1. a *clean* child (a fork of the collected session) runs every collected test on the unmutated
+   code, recording which functions of the changed files each test calls; unless all pass, no
+   mutant is judged here (the runner then runs the test command per mutant instead);
+2. per mutant, the mutated file is written (for any process the tests start), and a child patches
+   the code objects of the functions the mutant changed into the functions already in memory, then
+   runs the tests that called them until one fails: killed. All passing, or none calling them:
+   survived. Past its deadline the child is killed: timeout.
+   A mutant outside any function (module level, a class body) cannot be patched in: ``unpatched``,
+   left to the runner.
+
+Only the first pytest process of the command takes the job (an exclusive claim file), so a
+command that runs pytest twice judges in one and tests normally in the other. The report, written
+atomically, is ``{"clean": null | why not, "statuses": {"<mutant id>": status}}``.
+
+Why fork: a test command costs one interpreter start and one collection (most of a small suite's
+time); a fork of the collected session costs milliseconds, so a mutant costs only the tests that reach
+its code. What this way cannot see (a test that runs the code in a process of its own, a value
+the function computed at import) can only make a mutant survive here that the command would kill:
+the runner asks the command itself wherever a survivor decides the verdict.
+"""
+
+import gc
+import json
+import os
+import signal
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+JOB_ENV = "SPRINTFLOW_MUTANTS"
+_PASSED, _FAILED, _UNPATCHED, _BROKE = 0, 1, 3, 4
+"""A child's exit codes; a child that died otherwise (a signal, the code under test exiting) was killed."""
+_STATUS = {_PASSED: "survived", _FAILED: "killed", _UNPATCHED: "unpatched", _BROKE: "error"}
+_POLL_S = 0.002
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    job_path = os.environ.get(JOB_ENV)
+    if not job_path:
+        return None
+    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    try:
+        os.close(os.open(job["claim"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None  # another pytest process of this command judges the mutants
+    report = {"clean": None, "statuses": {}}
+    try:
+        _judge(session, job, report)
+    finally:
+        _write(job["report"], report)
+    return True
+
+
+def _judge(session, job, report):
+    items = list(session.items)
+    if session.testsfailed or not items:
+        report["clean"] = "collection failed" if session.testsfailed else "no test collected"
+        return
+    deadline = time.monotonic() + float(job["budget"])
+    changed = {str(Path(rel).resolve()): rel for rel in job["files"]}
+    calls = _clean_run(items, changed, job, deadline)
+    if isinstance(calls, str):
+        report["clean"] = calls
+        return
+    functions = _functions_in_memory(changed)
+    for mutant in job["mutants"]:
+        if time.monotonic() >= deadline:
+            break
+        report["statuses"][str(mutant["id"])] = _judge_mutant(mutant, items, calls, functions, job, deadline)
+
+
+def _clean_run(items, changed, job, deadline):
+    """Which changed functions each test calls (a list per item), or why the clean run did not pass."""
+    out = Path(job["report"]).with_suffix(".calls.json")
+
+    def child():
+        calls = [set() for _ in items]
+        current = [None]
+        known = {}
+
+        def profile(frame, event, arg):
+            if event == "call" and current[0] is not None:
+                code = frame.f_code
+                where = known.get(code.co_filename)
+                if where is None:
+                    where = known[code.co_filename] = _resolved(code.co_filename) in changed
+                if where:
+                    current[0].add(_key(code))
+
+        sys.setprofile(profile)
+        for index, item in enumerate(items):
+            current[0] = calls[index]
+            if not _passes(item, items[index + 1] if index + 1 < len(items) else None):
+                return _FAILED
+        sys.setprofile(None)
+        _write(str(out), [sorted(map(list, c)) for c in calls])
+        return _PASSED
+
+    status = _in_child(child, min(float(job["cleanTimeout"]), max(1.0, deadline - time.monotonic())))
+    if status != "survived" or not out.is_file():
+        return {"killed": "the tests do not all pass when run here", "timeout": "the tests ran out of time"
+                }.get(status, "the tests could not run here")
+    return [{tuple(key) for key in c} for c in json.loads(out.read_text(encoding="utf-8"))]
+
+
+def _judge_mutant(mutant, items, calls, functions, job, deadline):
+    path = Path(mutant["file"]).resolve()
+    original = path.read_text(encoding="utf-8")
+    targets = _changed_code(original, mutant["source"], str(path))
+    if targets is None:
+        return "unpatched"
+    innermost, codes = targets
+    patches = [(function, codes[key]) for key in codes for function in functions.get((str(path), *key), ())]
+    if not patches:
+        return "unpatched"
+    reached = [item for item, called in zip(items, calls) if innermost in called]
+    if not reached:
+        return "survived"
+
+    def child():
+        try:
+            for function, code in patches:
+                function.__code__ = code
+        except ValueError:  # the mutant changed what the function closes over
+            return _UNPATCHED
+        for index, item in enumerate(reached):
+            if not _passes(item, reached[index + 1] if index + 1 < len(reached) else None):
+                return _FAILED
+        return _PASSED
+
+    path.write_text(mutant["source"], encoding="utf-8")
+    try:
+        return _in_child(child, min(float(job["mutantTimeout"]), max(0.5, deadline - time.monotonic())))
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def _passes(item, nextitem):
+    # Only whether it failed matters here: pytest's failure report (a traceback with source and
+    # values) costs more than most tests, so a child's items make none.
+    item.repr_failure = item._repr_failure_py = _no_repr
+    return not any(report.failed for report in runtestprotocol(item, nextitem=nextitem, log=False))
+
+
+def _no_repr(excinfo, style=None):
+    return "failed"
+
+
+def _in_child(body, timeout):
+    """Run ``body`` in a fork of this process: "survived" (the tests passed), "killed" (one failed, or
+    the child died), "timeout", "unpatched" or "error"."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = _BROKE  # our harness failed, not a test: no verdict either way
+        try:
+            os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            code = body()
+        finally:
+            os._exit(code)
+    ends = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return _STATUS.get(os.WEXITSTATUS(status), "killed") if os.WIFEXITED(status) else "killed"
+        if time.monotonic() > ends:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(_POLL_S)
+
+
+def _changed_code(original, mutated, filename):
+    """The key of the innermost function the mutant changed and the new code object of it and of each
+    function around it; None when the change is outside every function or does not compile."""
+    try:
+        old, new = _codes(compile(original, filename, "exec")), _codes(compile(mutated, filename, "exec"))
+    except (SyntaxError, ValueError):
+        return None
+    changed = [key for key, code in new.items() if key not in old or _shallow(old[key]) != _shallow(code)]
+    if len(changed) != 1 or not new[changed[0]].co_flags & _FUNCTION_FLAG:
+        return None
+    innermost = changed[0]
+    around = {key: code for key, code in new.items()
+              if code.co_flags & _FUNCTION_FLAG and _encloses(code, new[innermost])}
+    return innermost, around
+
+
+_FUNCTION_FLAG = 0x02  # CO_NEWLOCALS: a function's code, not a module's or a class body's
+
+
+def _codes(code, found=None):
+    found = {} if found is None else found
+    found[_key(code)] = code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _codes(const, found)
+    return found
+
+
+def _encloses(outer, inner):
+    return outer is inner or any(isinstance(c, types.CodeType) and _encloses(c, inner) for c in outer.co_consts)
+
+
+def _shallow(code):
+    """What a code object does itself (nested code objects by name only)."""
+    consts = tuple(("code", _key(c)) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars
+
+
+def _key(code):
+    return getattr(code, "co_qualname", code.co_name), code.co_firstlineno
+
+
+def _functions_in_memory(changed):
+    """Every function object defined in a changed file, by (file, qualified name, first line)."""
+    found, resolved = {}, {}
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType):
+            name = obj.__code__.co_filename
+            filename = resolved.get(name) or resolved.setdefault(name, _resolved(name))
+            if filename in changed:
+                found.setdefault((filename, *_key(obj.__code__)), []).append(obj)
+    return found
+
+
+def _resolved(filename):
+    try:
+        return str(Path(filename).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return filename
+
+
+def _write(path, data):
+    partial = f"{path}.partial"
+    Path(partial).write_text(json.dumps(data), encoding="utf-8")
+    os.replace(partial, path)

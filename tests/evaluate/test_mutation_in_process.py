@@ -1,0 +1,148 @@
+"""The Python mutation runner's fast way (one pytest process, a fork per mutant) against cosmic-ray's
+own (the test command per mutant): the same verdict for every mutant, and the fast way steps aside
+whenever it cannot judge as the slow one would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/evaluate/runners/mutate_python.py"
+
+SOURCE = '''\
+RATE = 3
+
+
+def scale(x):
+    if x > 2:
+        return x * 2
+    return x - 1
+
+
+class Meter:
+    def read(self, x):
+        return [v + 1 for v in range(x)]
+
+
+def cli_double(x):
+    return x * 2
+
+
+def untouched(x):
+    return x + 40
+'''
+TESTS = '''\
+import os
+import subprocess
+import sys
+
+from pkg import Meter, RATE, cli_double, scale
+
+
+def test_scale():
+    assert scale(3) == 6 and scale(1) == 0
+
+
+def test_meter():
+    assert Meter().read(2) == [1, 2]
+
+
+def test_rate():
+    assert RATE == 3
+
+
+def test_cli_double_in_a_process_of_its_own():
+    out = subprocess.run([sys.executable, "-c", "from pkg import cli_double; print(cli_double(4))"],
+                         env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "8"
+'''
+PYPROJECT = '[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+
+
+def _project(root: Path, tests: str = TESTS) -> Path:
+    for rel, text in {"pyproject.toml": PYPROJECT, "src/pkg/__init__.py": SOURCE, "tests/test_pkg.py": tests}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _run(root: Path, command: str, *, max_mutants: int = 40, timeout: float = 60) -> dict:
+    job = {"files": {"src/pkg/__init__.py": [[1, 16]]}, "commands": [command], "maxMutants": max_mutants,
+           "budget": 300, "mutantTimeout": timeout, "seed": 11, "report": "report.json"}
+    (root / "job.json").write_text(json.dumps(job))
+    for stale in ("report.json", "claim", "in-process.json"):
+        (root / stale).unlink(missing_ok=True)
+    subprocess.run([sys.executable, str(RUNNER), "job.json"], cwd=root, check=True, timeout=600,
+                   capture_output=True)
+    return json.loads((root / "report.json").read_text())
+
+
+def _verdicts(report: dict) -> dict:
+    return {(m["line"], m["operator"], m["function"]): m["status"] for m in report["mutants"]}
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """The same mutants judged both ways, once."""
+    root = _project(tmp_path_factory.mktemp("pkg"))
+    fast = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=16)
+    # Blocking the plugin by name leaves the runner only cosmic-ray's own way.
+    slow = _run(root, "python3 -m pytest -q -p no:cacheprovider -p no:sprintflow_mutants", max_mutants=16)
+    source = (root / "src/pkg/__init__.py").read_text()
+    return fast, slow, source
+
+
+def test_the_fast_way_judged_and_agrees_with_cosmic_rays_own(both):
+    fast, slow, source = both
+    assert source == SOURCE  # every mutant restored
+    assert fast["inProcess"] == "judged"
+    assert slow["inProcess"] != "judged"
+    assert len(fast["mutants"]) == 16
+    fast_verdicts, slow_verdicts = _verdicts(fast), _verdicts(slow)
+    assert fast_verdicts.keys() == slow_verdicts.keys()
+    # Never a kill the command would not make; and every function tested, or not, alike.
+    assert all(slow_verdicts[key] == "killed" for key, status in fast_verdicts.items() if status == "killed")
+    assert _tested(fast) == _tested(slow) and "error" not in fast_verdicts.values()
+
+
+def _tested(report: dict) -> dict:
+    tested: dict = {}
+    for mutant in report["mutants"]:
+        tested[mutant["function"]] = tested.get(mutant["function"], False) or mutant["status"] == "killed"
+    return tested
+
+
+def test_what_no_function_holds_and_what_another_process_runs_are_judged_too(both):
+    fast, _, _ = both
+    verdicts = _verdicts(fast)
+    # RATE = 3 is module level (not patched into memory: judged by running the command), and its test kills it.
+    assert {s for (line, _, _), s in verdicts.items() if line == 1} == {"killed"}
+    # cli_double runs only in a process the test starts: no test reaches it here, so the command judges
+    # its mutants, and kills them.
+    assert {s for (line, _, _), s in verdicts.items() if line == 16} == {"killed"}
+    # The comprehension's mutants are patched in through its method.
+    assert "killed" in {s for (line, _, f), s in verdicts.items() if line == 12}
+
+
+def test_a_mutant_that_never_ends_is_a_timeout_and_the_source_is_restored(tmp_path):
+    root = _project(tmp_path)
+    spin = "def spin(n):\n    while n > 0:\n        n -= 1\n    return n\n"
+    (root / "src/pkg/__init__.py").write_text(spin)
+    (root / "tests/test_pkg.py").write_text("from pkg import spin\n\n\ndef test_spin():\n    assert spin(3) == 0\n")
+    report = _run(root, "python3 -m pytest -q -p no:cacheprovider", timeout=2)
+    assert report["inProcess"] == "judged"
+    assert {"timeout", "killed"} <= {m["status"] for m in report["mutants"]}
+    assert (root / "src/pkg/__init__.py").read_text() == spin
+
+
+def test_tests_that_fail_in_one_process_leave_every_mutant_to_the_command(tmp_path):
+    # Passes when pytest runs as the command, fails in the runner's own pytest process: no verdict of
+    # that process may count.
+    tests = TESTS + "\n\ndef test_alone():\n    import os\n    assert 'SPRINTFLOW_MUTANTS' not in os.environ\n"
+    report = _run(_project(tmp_path, tests), "python3 -m pytest -q -p no:cacheprovider", max_mutants=4)
+    assert report["inProcess"] == "the tests do not all pass when run here"
+    assert len(report["mutants"]) == 4 and "not-run" not in {m["status"] for m in report["mutants"]}
