@@ -4,8 +4,10 @@ A runner that code under test patched from inside (a plugin registered through t
 conftest, a matcher the module under test redefines, a forged report) passes whatever it runs, and
 so it passes the failing canary too. The judge appends a canary pair to each test file of the
 runner in the strategy's own layer of the judged tree (never the workspace), in the runner's
-language and with a random name nothing could have prepared for, so the canaries run in the same
-module, with the same imports, as the tests beside them. After the run they are read from the
+language, so the canaries run in the same module, with the same imports, as the tests beside them.
+Each canary's name is a token derived from a secret of the run: nothing could have prepared for
+it, and nothing in a name or a body tells the failing canary from the passing one (both compare
+two random strings; which comes first is random too). After the run they are read from the
 report and taken out of it: they never reach the verdict's counts or the feedback.
 
 Which files' canaries run is learnt from the baseline's reference run (:mod:`.outcomes`): a file
@@ -17,19 +19,24 @@ Example:
     >>> tree = Path(tempfile.mkdtemp()); (tree / "tests").mkdir()
     >>> _ = (tree / "tests" / "test_calc.py").write_text("def test_add():\\n    assert True\\n")
     >>> canary = plant(tree, "pytest", nonce="c0ffee")
-    >>> canary.paths, "def test_c0ffee_0_must_fail" in (tree / "tests" / "test_calc.py").read_text()
+    >>> failing = canary.name(0, "fail")
+    >>> canary.paths, f"def test_{failing}()" in (tree / "tests" / "test_calc.py").read_text()
     (('tests/test_calc.py',), True)
-    >>> canary.file_of("tests/test_calc.py::test_c0ffee_0_must_fail")
-    'tests/test_calc.py'
+    >>> canary.file_of(f"tests/test_calc.py::test_{failing}"), canary.must_fail(f"test_{failing}")
+    ('tests/test_calc.py', True)
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import re
 import secrets
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from sprintflow.judge.areas import excluded_area, is_test
 
@@ -41,27 +48,44 @@ _PYTHON = (".py",)
 _JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
+_TOKEN = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
+Kind = Literal["fail", "pass"]
+
+
 @dataclass(frozen=True)
 class Canary:
-    """The canaries of one run: their random name and the files they were appended to."""
+    """The canaries of one run: the run's secret and the files they were appended to."""
 
     nonce: str
+    """The secret the canaries' names are derived from (it is in no file)."""
     paths: tuple[str, ...]
     """The test files, relative to the tree, in the order their canaries are numbered."""
 
+    def name(self, index: int, kind: Kind) -> str:
+        """The token that names the canary of ``kind`` in the file numbered ``index``."""
+        return hmac.new(self.nonce.encode(), f"{index}:{kind}".encode(), hashlib.sha256).hexdigest()[:12]
+
+    @cached_property
+    def _tokens(self) -> dict[str, tuple[int, Kind]]:
+        kinds: tuple[Kind, ...] = ("fail", "pass")
+        return {self.name(index, kind): (index, kind) for index in range(len(self.paths)) for kind in kinds}
+
+    def _find(self, name: str) -> tuple[int, Kind] | None:
+        return next((self._tokens[t] for t in _TOKEN.findall(name) if t in self._tokens), None)
+
     def is_canary(self, name: str) -> bool:
-        return self.nonce in name
+        return self._find(name) is not None
 
     def file_of(self, name: str) -> str | None:
         """The file whose canary a test name is (None: not a canary)."""
-        match = re.search(rf"{self.nonce}[ _](\d+)[ _]must_", name)
-        return self.paths[int(match[1])] if match and int(match[1]) < len(self.paths) else None
+        found = self._find(name)
+        return self.paths[found[0]] if found else None
 
     def must_fail(self, name: str) -> bool:
-        return self.nonce in name and "must_fail" in name
+        return (found := self._find(name)) is not None and found[1] == "fail"
 
     def must_pass(self, name: str) -> bool:
-        return self.nonce in name and "must_pass" in name
+        return (found := self._find(name)) is not None and found[1] == "pass"
 
 
 def runner_of(fmt: str | None, command: str) -> str | None:
@@ -86,13 +110,13 @@ def plant(root: Path, runner: str, nonce: str | None = None) -> Canary | None:
     files = _test_files(root, _PYTHON if runner == "pytest" else _JS)[:MAX_FILES]
     if not files:
         return None
-    nonce = nonce or secrets.token_hex(6)
+    canary = Canary(nonce or secrets.token_hex(16), tuple(files))
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")
         path.unlink()  # a hard link into the judge's store: the layer gets a file of its own
-        path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + _source(runner, nonce, index))
-    return Canary(nonce, tuple(files))
+        path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + _source(runner, canary, index))
+    return canary
 
 
 def _test_files(root: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -111,14 +135,18 @@ def _names_a_test(name: str) -> bool:
     return bool(re.match(r"test_.*\.py$|.*_test\.py$|.*\.(test|spec)\.[cm]?[jt]sx?$", name))
 
 
-def _source(runner: str, nonce: str, index: int) -> str:
-    name = f"{nonce}_{index}"
+def _source(runner: str, canary: Canary, index: int) -> str:
+    """The file's canary pair, in a random order; each compares two random strings (equal for the
+    passing one), so only the judge knows which must fail."""
+    same = secrets.token_hex(6)
+    pair = [(canary.name(index, "fail"), same, secrets.token_hex(6)), (canary.name(index, "pass"), same, same)]
+    secrets.SystemRandom().shuffle(pair)
     if runner == "pytest":
-        return (f"\n\ndef test_{name}_must_fail():\n    assert \"{nonce}\" == \"the judge\"\n\n\n"
-                f"def test_{name}_must_pass():\n    assert \"{nonce}\" == \"{nonce}\"\n")
+        return "".join(f'\n\ndef test_{name}():\n    assert "{left}" == "{right}"\n' for name, left, right in pair)
     if runner == "vitest":  # the same expect the file's tests use, whatever the module under test did to it
-        return (f"\nimport {{ test as test_{name}, expect as expect_{name} }} from 'vitest';\n"
-                f"test_{name}('{name} must_fail', () => {{ expect_{name}('{nonce}').toBe('the judge'); }});\n"
-                f"test_{name}('{name} must_pass', () => {{ expect_{name}('{nonce}').toBe('{nonce}'); }});\n")
-    return (f"\ntest('{name} must_fail', () => {{ expect('{nonce}').toBe('the judge'); }});\n"
-            f"test('{name} must_pass', () => {{ expect('{nonce}').toBe('{nonce}'); }});\n")
+        alias = secrets.token_hex(6)
+        return (f"\nimport {{ test as t_{alias}, expect as e_{alias} }} from 'vitest';\n"
+                + "".join(f"t_{alias}('{name}', () => {{ e_{alias}('{left}').toBe('{right}'); }});\n"
+                          for name, left, right in pair))
+    return "\n" + "".join(f"test('{name}', () => {{ expect('{left}').toBe('{right}'); }});\n"
+                           for name, left, right in pair)

@@ -17,8 +17,8 @@ def _report(*cases: tuple[str, str]) -> ParsedReport:
     return ParsedReport(counts=counts, tests=tests, failures=failures)
 
 
-CANARIES = (("tests.test_calc.test_c0ffee_0_must_fail", "failed"),
-            ("tests.test_calc.test_c0ffee_0_must_pass", "passed"))
+FAILING, PASSING = CANARY.name(0, "fail"), CANARY.name(0, "pass")
+CANARIES = ((f"tests.test_calc.test_{FAILING}", "failed"), (f"tests.test_calc.test_{PASSING}", "passed"))
 
 
 def test_canaries_that_behave_are_taken_out_of_the_report():
@@ -65,7 +65,7 @@ def test_a_held_out_eval_passes_only_when_every_test_passed():
 def test_plain_pytest_output_counts_the_passing_canary():
     text = ("tests/test_calc.py .F.                                      [100%]\n"
             "=========================== short test summary info ============================\n"
-            "FAILED tests/test_calc.py::test_c0ffee_0_must_fail - AssertionError\n"
+            f"FAILED tests/test_calc.py::test_{FAILING} - AssertionError\n"
             "========================= 1 failed, 2 passed in 0.02s ==========================\n")
     result = judge_outcomes(parse_report("pytest", text), CANARY, Reference(canaries=("tests/test_calc.py",)))
     assert result.compromised is None and result.canary_failed
@@ -82,9 +82,24 @@ def test_canaries_are_appended_to_every_test_file_of_the_runner(tmp_path):
     for rel in ("tests/test_calc.py", "tests/helpers.py", "evals/test_held_out.py", "web/test/add.test.ts"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("import calc\n")
-    assert plant(tmp_path, "pytest", nonce="n1").paths == ("evals/test_held_out.py", "tests/test_calc.py")
-    assert (tmp_path / "tests/test_calc.py").read_text().startswith("import calc\n\n\ndef test_n1_1_must_fail")
+    pytest = plant(tmp_path, "pytest", nonce="n1")
+    assert pytest.paths == ("evals/test_held_out.py", "tests/test_calc.py")
+    text = (tmp_path / "tests/test_calc.py").read_text()
+    assert text.startswith("import calc\n\n\ndef test_") and f"def test_{pytest.name(1, 'fail')}()" in text
     vitest = plant(tmp_path, "vitest", nonce="n2")
-    assert vitest.paths == ("web/test/add.test.ts",) and vitest.file_of("add n2_0 must_fail") == "web/test/add.test.ts"
-    assert "expect as expect_n2_0 } from 'vitest'" in (tmp_path / "web/test/add.test.ts").read_text()
+    failing = vitest.name(0, "fail")
+    assert vitest.paths == ("web/test/add.test.ts",) and vitest.file_of(f"add {failing}") == "web/test/add.test.ts"
+    assert " } from 'vitest';" in (tmp_path / "web/test/add.test.ts").read_text()
+
+
+def test_nothing_in_a_canary_tells_the_failing_one_from_the_passing_one(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_calc.py").write_text("")
+    canary = plant(tmp_path, "pytest")
+    text = (tmp_path / "tests/test_calc.py").read_text()
+    assert "fail" not in text and "pass" not in text and canary.nonce not in text
+    names = {canary.name(0, "fail"), canary.name(0, "pass")}
+    assert len(names) == 2 and all(f"def test_{name}():" in text for name in names)
+    assert canary.must_fail(f"x::test_{canary.name(0, 'fail')}") and not canary.must_fail(f"test_{canary.name(0, 'pass')}")
+    assert not canary.is_canary("test_" + "0" * 12)
     assert runner_of("jest-text", "npx jest") == "jest" and runner_of("tsc", "tsc") is None
