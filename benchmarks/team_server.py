@@ -4,7 +4,7 @@ The same load on each database (tests/fixtures/team_load.py): a fresh Prefect se
 of deployments/prefect.yaml on a process pool, two process workers, N evaluations of tiny passing
 workspaces triggered at the same instant (one client each, Prefect's default retries), and every
 run waited for. Prints, per database: how long the triggers took, when every run had ended, the
-throughput, the runs that completed and were lost, and the server's retryable errors (answered 503;
+completed runs per second, the runs that completed and were lost, and the server's retryable errors (answered 503;
 "database is locked" among them). PostgreSQL is a cluster of the machine's own
 (``sprintflow.postgres``, as ``sprintflow server --postgres`` runs it) in a temporary folder.
 
@@ -70,6 +70,11 @@ def _measure(database: str, count: int, work: Path) -> LoadResult:
         return run_load(api_url, server_log, work / "load", count=count)
 
 
+def _rate(result: LoadResult) -> float:
+    """Runs that completed, per second until every run had ended: a lost run is no throughput."""
+    return result.states.get("COMPLETED", 0) / result.elapsed_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--concurrent", type=int, default=20)
@@ -87,7 +92,7 @@ def main() -> None:
     rows += [(label, *(value(r) for r in results.values())) for label, value in (
         ("runs created in", lambda r: f"{r.triggered_s:.1f} s"),
         ("all ended after", lambda r: f"{r.elapsed_s:.1f} s"),
-        ("throughput", lambda r: f"{r.runs / r.elapsed_s:.2f} runs/s"),
+        ("completed runs per second", lambda r: f"{_rate(r):.3f}"),
         ("completed", lambda r: f"{r.states.get('COMPLETED', 0)}/{r.runs}"),
         ("lost (refused or not completed)", lambda r: str(r.lost)),
         ("EvalResults written", lambda r: f"{r.written}/{r.runs}"),
@@ -97,10 +102,9 @@ def main() -> None:
     widths = [max(len(str(row[column])) for row in rows) for column in range(len(rows[0]))]
     for row in rows:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
-    if {"sqlite", "postgres"} <= set(results):
-        ratio = (results["postgres"].runs / results["postgres"].elapsed_s) / \
-            (results["sqlite"].runs / results["sqlite"].elapsed_s)
-        print(f"PostgreSQL / SQLite throughput: {ratio:.2f}x")
+    if {"sqlite", "postgres"} <= set(results) and _rate(results["sqlite"]):
+        ratio = _rate(results["postgres"]) / _rate(results["sqlite"])
+        print(f"PostgreSQL / SQLite, completed runs per second: {ratio:.2f}x")
     for database, result in results.items():
         for reason in sorted(set(result.refused))[:2]:
             print(f"{database} refused: {reason}")

@@ -9,7 +9,9 @@ updated into a checkout cache — and paths the way the CLI does
 The run the operator triggered carries what they need: it ends in the subflow's
 verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
 summary artifact linking to every EvalResult artifact under it. Bad input ends
-it ``InvalidInput`` with a one-line message, before any work starts.
+it ``InvalidInput`` with a one-line message, before any work starts. A run holds
+its workspace while it works there; another run on it waits its turn
+(:mod:`sprintflow.deployments.queue`).
 
 ``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
 and ``sprintflow serve`` serves the same deployments from one process.
