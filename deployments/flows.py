@@ -9,7 +9,9 @@ updated into a checkout cache — and paths the way the CLI does
 The run the operator triggered carries what they need: it ends in the subflow's
 verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
 summary artifact linking to every EvalResult artifact under it. Bad input ends
-it ``InvalidInput`` with a one-line message, before any work starts.
+it ``InvalidInput`` with a one-line message, before any work starts. A run holds
+its workspace while it works there; another run on it waits its turn
+(:mod:`sprintflow.deployments.queue`).
 
 ``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
 and ``sprintflow serve`` serves the same deployments from one process.
@@ -18,7 +20,8 @@ and ``sprintflow serve`` serves the same deployments from one process.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -36,6 +39,7 @@ from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.inputs import resolve_input, resolve_output
+from sprintflow.io.checkouts import checkout_folder
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.runs import (
@@ -51,6 +55,8 @@ from sprintflow.sprint.contracts import load_contracts
 from sprintflow.sprint.engines import resolve_engine
 from sprintflow.tasks.workspace import checkout
 
+from .queue import held_lock, workspace_turn
+
 __all__ = [
     "EvaluateParams",
     "ReportParams",
@@ -58,6 +64,7 @@ __all__ = [
     "SprintParams",
     "WorkspaceSource",
     "evaluate_workspace",
+    "held_workspace",
     "report_workspace",
     "resolve_workspace",
     "score_skill_scheduled",
@@ -147,6 +154,20 @@ def resolve_workspace(source: WorkspaceSource) -> Path:
     return workspace
 
 
+@contextmanager
+def held_workspace(source: WorkspaceSource) -> Iterator[Path]:
+    """The run's workspace, held for the block: queued behind every other run on it (:mod:`.queue`).
+
+    A git workspace is checked out during the turn (a checkout replaces the folder); a
+    missing folder fails before it.
+    """
+    folder = None if source.git_url else resolve_workspace(source)
+    with workspace_turn(folder or checkout_folder(str(source.git_url))):
+        workspace = folder or resolve_workspace(source)
+        with held_lock(workspace):
+            yield workspace
+
+
 @overload
 def _inside(workspace: Path, path: str, what: str) -> str: ...
 @overload
@@ -189,13 +210,13 @@ def task_runner_for(kind: str | None, address: str | None = None, workers: int =
 def evaluate_workspace(params: EvaluateParams) -> State[dict[str, Any]]:
     """Evaluate a workspace (a folder, or a git branch) against a contract; ends in the verdict's state,
     carrying the EvalResult."""
-    workspace = resolve_workspace(params)
-    contract = _inside(workspace, params.contract, "contract")
-    resolve_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
-    runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
-    with without_heartbeats():  # this run's own heartbeats cover the process
-        child = evaluate_flow.with_options(task_runner=runner)(
-            str(workspace), contract, executor=params.executor, use_cache=params.use_cache, return_state=True)
+    with held_workspace(params) as workspace:
+        contract = _inside(workspace, params.contract, "contract")
+        resolve_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
+        runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
+        with without_heartbeats():  # this run's own heartbeats cover the process
+            child = evaluate_flow.with_options(task_runner=runner)(
+                str(workspace), contract, executor=params.executor, use_cache=params.use_cache, return_state=True)
     return _finish(child, state_value(child).model_dump(mode="json", by_alias=True))
 
 
@@ -204,16 +225,16 @@ def evaluate_workspace(params: EvaluateParams) -> State[dict[str, Any]]:
 def sprint_workspace(params: SprintParams) -> State[dict[str, str]]:
     """Run a sprint on a workspace (a folder, or a git branch); ends in the sprint's verdict state,
     carrying contractId -> outcome."""
-    workspace = resolve_workspace(params)
-    contracts = _inside(workspace, params.contracts, "contracts folder")
-    project = load_project_config(workspace)  # bad input fails here, in one line, before any work
-    load_contracts(Path(contracts) if contracts else WorkspaceLayout(workspace).contracts_dir)
-    resolve_engine("generator", explicit=params.engine, config=project.engines, flag="the engine field")
-    resolve_executor(params.executor, project.executor)
-    with without_heartbeats():  # this run's own heartbeats cover the process
-        child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=params.executor,
-                            max_iterations=params.max_iterations, retry_rework=params.retry_rework,
-                            return_state=True)
+    with held_workspace(params) as workspace:
+        contracts = _inside(workspace, params.contracts, "contracts folder")
+        project = load_project_config(workspace)  # bad input fails here, in one line, before any work
+        load_contracts(Path(contracts) if contracts else WorkspaceLayout(workspace).contracts_dir)
+        resolve_engine("generator", explicit=params.engine, config=project.engines, flag="the engine field")
+        resolve_executor(params.executor, project.executor)
+        with without_heartbeats():  # this run's own heartbeats cover the process
+            child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=params.executor,
+                                max_iterations=params.max_iterations, retry_rework=params.retry_rework,
+                                return_state=True)
     return _finish(child, state_value(child))
 
 
@@ -232,11 +253,11 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
 
     Automations react to these events (``deployments/automations.yaml``).
     """
-    root = resolve_workspace(params)
-    previous = _last_score(root, params.skill)
-    report = score_flow(params.skill, root=str(root), cases=_inside(root, params.cases, "cases file"),
-                        prompt=_inside(root, params.prompt, "prompt file"), engine=params.engine,
-                        concurrency=params.concurrency, timeout=params.timeout)
+    with held_workspace(params) as root:
+        previous = _last_score(root, params.skill)
+        report = score_flow(params.skill, root=str(root), cases=_inside(root, params.cases, "cases file"),
+                            prompt=_inside(root, params.prompt, "prompt file"), engine=params.engine,
+                            concurrency=params.concurrency, timeout=params.timeout)
     payload = {"skill": report.skill, "score": report.score, "previousScore": previous,
                "passed": report.passed, "total": report.total, "failedIds": report.failed_ids[:50]}
     resource = {"prefect.resource.id": f"sprintflow.skill.{report.skill}",
@@ -254,9 +275,9 @@ def report_workspace(params: ReportParams) -> Mapping[str, Any]:
     """Report on a workspace's history over the last ``since_days`` days."""
     from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
 
-    workspace = resolve_workspace(params)
     since = None
     if params.since_days:
         since = (datetime.now(UTC) - timedelta(days=params.since_days)).date().isoformat()
     out = resolve_output(params.out)
-    return report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)
+    with held_workspace(params) as workspace:
+        return report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)

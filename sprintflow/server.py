@@ -271,28 +271,18 @@ def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None =
     more would mostly queue on the CPU anyway.
     """
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import (
-        GlobalConcurrencyLimitCreate,
-        GlobalConcurrencyLimitUpdate,
-    )
-    from prefect.exceptions import ObjectNotFound
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
 
+    from sprintflow.concurrency import ensure_limit
     from sprintflow.evaluate.docker_host import docker_host_limit_name
 
     name = docker_host_limit_name(docker_host)
-    with get_client(sync_client=True) as client:
-        try:
-            existing = client.read_global_concurrency_limit_by_name(name)
-        except ObjectNotFound:
-            existing = None
-        if existing is None:
-            wanted = slots or os.cpu_count() or 1
-            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=wanted))
-            return name, wanted
-        if slots is not None and slots != existing.limit:
+    existing = ensure_limit(name, slots or os.cpu_count() or 1)
+    if slots is not None and slots != existing:
+        with get_client(sync_client=True) as client:
             client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=slots))
-            return name, slots
-        return name, existing.limit
+        return name, slots
+    return name, existing
 
 
 def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:

@@ -44,15 +44,17 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     contract = resolve_input(workspace, contract, "contract")
     _, project, _ = load_inputs(workspace, contract)
     runner = resolve_executor(executor, project.executor)
-    # So are a runtime the project declares and we cannot provide, and the sandbox's progress: the
-    # flow then finds every layer built.
+    from sprintflow.cli import run_flow_here
+    from sprintflow.io.locks import workspace_lock
     from sprintflow.sandbox.prepare import with_project_sandbox
 
-    with_project_sandbox(runner, workspace, progress=lambda line: click.echo(line, err=True))
-    from sprintflow.cli import run_flow_here
-
-    result = run_flow_here("evaluate", str(workspace), str(contract), executor=executor,
-                           use_cache=not no_cache, iteration=iteration)
+    # So are a workspace another run holds (in one line; the flow's own lock is this one, held
+    # again), a runtime the project declares and we cannot provide, and the sandbox's progress:
+    # the flow then finds every layer built.
+    with workspace_lock(workspace):
+        with_project_sandbox(runner, workspace, progress=lambda line: click.echo(line, err=True))
+        result = run_flow_here("evaluate", str(workspace), str(contract), executor=executor,
+                               use_cache=not no_cache, iteration=iteration)
     _print(result, "json" if as_json else fmt)
     exit_with_verdict(result.overall_result == "pass")
 

@@ -57,10 +57,12 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
     resolve_engine("generator", explicit=engine, config=project.engines)
     resolve_executor(executor, project.executor)
     from sprintflow.cli import run_flow_here
+    from sprintflow.io.locks import workspace_lock
 
-    outcomes = run_flow_here("sprint", str(workspace), str(contracts) if contracts else None, engine=engine,
-                             executor=executor, max_iterations=max_iterations, retry_rework=retry_rework,
-                             restart=restart)
+    with workspace_lock(workspace):  # a busy workspace: one line, exit 2, no flow run (see evaluate)
+        outcomes = run_flow_here("sprint", str(workspace), str(contracts) if contracts else None, engine=engine,
+                                 executor=executor, max_iterations=max_iterations, retry_rework=retry_rework,
+                                 restart=restart)
     for contract_id, outcome in outcomes.items():
         click.echo(f"{outcome:<13} {contract_id}")
     exit_with_verdict(all(o == "completed" for o in outcomes.values()))

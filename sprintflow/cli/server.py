@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 import sys
+from contextlib import ExitStack
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -31,6 +33,10 @@ __all__ = ["server"]
 @click.option("--database-url", envvar="PREFECT_API_DATABASE_CONNECTION_URL", default=None,
               help="SQLAlchemy URL of the database. Default: SQLite in PREFECT_HOME (one machine). "
                    "Shared servers: postgresql+asyncpg://user:pass@host:5432/prefect.")
+@click.option("--postgres", "postgres_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Run the server on a PostgreSQL cluster kept in this folder (created on first use, "
+                   "started and stopped with the server; the machine's PostgreSQL): the setup for more "
+                   "than one user or worker.")
 @click.option("--docker-slots", type=click.IntRange(min=1), default=None,
               help="Containers at once on this Docker host (global concurrency limit). "
                    "Default: keep the existing limit, or the CPU count for a new one.")
@@ -38,8 +44,8 @@ __all__ = ["server"]
               help="Start (or reuse) the background server every flow-running command uses when no "
                    "server is configured, then return. Listens on 127.0.0.1, port 4200 when free.")
 @click.pass_context
-def server(ctx: click.Context, host: str, port: int, database_url: str | None, docker_slots: int | None,
-           background: bool) -> None:
+def server(ctx: click.Context, host: str, port: int, database_url: str | None, postgres_dir: Path | None,
+           docker_slots: int | None, background: bool) -> None:
     """Start a local Prefect server (UI and API) and create sprintflow's concurrency limit.
 
     In the foreground (the default) it runs until Ctrl-C or SIGTERM, which stop it
@@ -50,6 +56,11 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
     PREFECT_HOME (sprintflow-server.json, sprintflow-server.log). `sprintflow server status`
     shows it and `sprintflow server stop` ends it.
 
+    For more than one user or worker, run it on PostgreSQL: `--postgres DIR` keeps a cluster
+    of the machine's PostgreSQL in DIR (listening on a socket in DIR only), `--database-url`
+    points at any reachable one. On SQLite, concurrent runs meet "database is locked" (503s
+    that clients retry, and runs lost when the retries run out).
+
     \b
     Settings that matter (environment):
       PREFECT_HOME                         where SQLite and the server's files live (~/.prefect)
@@ -59,6 +70,9 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
     """
     if ctx.invoked_subcommand is not None:
         return
+    if postgres_dir is not None and (database_url or background):
+        raise click.UsageError("--postgres runs its own database in the foreground: not with --database-url "
+                               "or --background")
     if background:
         running = ensure_background_server(announce=lambda text: click.echo(text, err=True))
         if docker_slots:
@@ -66,21 +80,40 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, d
         click.echo(f"{running.api_url}")
         return
     check_port(host, port)  # before any line that could read as success
+    previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops it as Ctrl-C does
+    with ExitStack() as stack:
+        try:
+            if postgres_dir is not None:
+                database_url = _start_postgres(stack, postgres_dir)
+            _serve(stack, host, port, database_url, docker_slots)
+        except (KeyboardInterrupt, Terminated):
+            sys.exit(130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _start_postgres(stack: ExitStack, folder: Path) -> str:
+    """Start the PostgreSQL cluster of ``folder`` until the stack closes; returns its database URL."""
+    from sprintflow.postgres import cluster_url, start_cluster, stop_cluster
+
+    cluster = start_cluster(folder)
+    stack.callback(stop_cluster, cluster)  # after the server: it closes its connections first
+    click.echo(f"sprintflow: PostgreSQL in {folder.resolve()} (log {folder.resolve() / 'postgres.log'})", err=True)
+    return cluster_url(folder.resolve())
+
+
+def _serve(stack: ExitStack, host: str, port: int, database_url: str | None, docker_slots: int | None) -> None:
     extra = {"PREFECT_API_DATABASE_CONNECTION_URL": database_url} if database_url else {}
     process, api_url = start_server(host, port, extra)
-    previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops it as Ctrl-C does
-    try:
-        wait_for_server(api_url, process=process)
-        use_api(api_url)
-        name, slots = ensure_docker_host_limit(docker_slots)
-        click.echo(f"sprintflow: Prefect server at {api_url} (UI http://{host}:{port}); "
-                   f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
-        sys.exit(process.wait())
-    except (KeyboardInterrupt, Terminated):
-        sys.exit(130)
-    finally:
-        stop_server(process)
-        signal.signal(signal.SIGTERM, previous)
+    stack.callback(stop_server, process)
+    wait_for_server(api_url, process=process)
+    use_api(api_url)
+    name, slots = ensure_docker_host_limit(docker_slots)
+    database = "PostgreSQL" if database_url and database_url.startswith("postgresql") else \
+        ("its database" if database_url else "SQLite")
+    click.echo(f"sprintflow: Prefect server at {api_url} (UI http://{host}:{port}) on {database}; "
+               f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
+    sys.exit(process.wait())
 
 
 class Terminated(BaseException):

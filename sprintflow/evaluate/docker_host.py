@@ -18,8 +18,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from uuid import UUID
 
+from sprintflow.concurrency import LEASE_S, held_slot, limit_exists, release_lease
 from sprintflow.io.owner import owner_gone, owner_label
 
 __all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_limit_name", "docker_host_slot", "owner_label",
@@ -31,8 +31,6 @@ LABEL = "sprintflow.managed"
 OWNER_LABEL = "sprintflow.owner"
 DEADLINE_LABEL = "sprintflow.deadline"
 LEASE_LABEL = "sprintflow.lease"
-LEASE_S = 60
-"""Lease of a concurrency slot, renewed while its container lives (the server's minimum)."""
 
 
 def docker_host_limit_name(docker_host: str | None = None) -> str:
@@ -57,42 +55,17 @@ def docker_host_slot() -> Iterator[str | None]:
 
     Yields the lease id to label the container with, or None when nothing is counted: only
     when a Prefect API is configured and the limit exists (``sprintflow server limits``
-    creates it). The lease is renewed while the block runs and released after it; a holder
-    killed mid-way stops renewing, and the server takes the slot back within :data:`LEASE_S`.
+    creates it). A holder killed mid-way stops renewing its lease, and the server takes the
+    slot back within :data:`~sprintflow.concurrency.LEASE_S` (:func:`sprintflow.concurrency.held_slot`).
     """
-    from prefect.client.orchestration import get_client
-    from prefect.exceptions import ObjectNotFound
     from prefect.settings import get_current_settings
 
     name = docker_host_limit_name()
-    if not get_current_settings().api.url:
+    if not get_current_settings().api.url or not limit_exists(name):
         yield None
         return
-    try:
-        with get_client(sync_client=True) as client:
-            client.read_global_concurrency_limit_by_name(name)
-    except ObjectNotFound:
-        yield None
-        return
-    from prefect.concurrency._leases import maintain_concurrency_lease
-    from prefect.concurrency._sync import acquire_concurrency_slots_with_lease
-
-    lease = acquire_concurrency_slots_with_lease([name], 1, lease_duration=LEASE_S).lease_id
-    try:
-        with maintain_concurrency_lease(lease, LEASE_S):
-            yield str(lease)
-    finally:
-        _release_lease(str(lease))
-
-
-def _release_lease(lease: str) -> None:
-    from prefect.client.orchestration import get_client
-
-    try:
-        with get_client(sync_client=True) as client:
-            client.release_concurrency_slots_with_lease(UUID(lease))
-    except Exception as exc:  # already expired or released: the slot is free either way
-        logger.debug("lease %s not released: %s", lease, exc)
+    with held_slot(name) as lease:
+        yield lease
 
 
 def sweep_containers(*, orphans_only: bool = False) -> int:
@@ -123,7 +96,7 @@ def sweep_containers(*, orphans_only: bool = False) -> int:
         except DockerException:
             continue  # removed meanwhile by its own executor
         if labels.get(LEASE_LABEL):
-            _release_lease(labels[LEASE_LABEL])
+            release_lease(labels[LEASE_LABEL])
     return removed
 
 

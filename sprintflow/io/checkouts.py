@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .git import git, git_remote
 
-__all__ = ["CHECKOUTS_ENV", "checkouts_root", "update_checkout"]
+__all__ = ["CHECKOUTS_ENV", "checkout_folder", "checkouts_root", "update_checkout"]
 
 CHECKOUTS_ENV = "SPRINTFLOW_CHECKOUTS"
 """Where git workspaces are cloned (default ``~/.cache/sprintflow/checkouts``)."""
@@ -28,10 +28,20 @@ def checkouts_root() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "checkouts"
 
 
+def checkout_folder(url: str) -> Path:
+    """Where ``url``'s workspace is checked out (every branch of it: one at a time).
+
+    Example:
+        >>> checkout_folder("https://git.example.com/team/app.git").name
+        'app-2fa03f02'
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    return checkouts_root() / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+
+
 def update_checkout(url: str, branch: str) -> Path:
     """The workspace of ``url`` at ``branch``'s latest commit, cloned anew from the mirror (fetched first)."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-    target = checkouts_root() / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+    target = checkout_folder(url)
     mirror = target.with_name(f"{target.name}.mirror.git")
     target.parent.mkdir(parents=True, exist_ok=True)
     if not (mirror / "HEAD").is_file():

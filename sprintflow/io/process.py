@@ -10,6 +10,7 @@ inside the executor, starts the server under test itself.)
 from __future__ import annotations
 
 import os
+import pwd
 import select
 import signal
 import subprocess
@@ -19,13 +20,13 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .containment import HIDDEN_WRITE, SETUP_FAILED, Containment, contained_argv
 from .secrets import mask_secrets, strategy_env
 
-__all__ = ["CappedBuffer", "Child", "CommandResult", "kill_group", "run_command", "spawn", "stop_group",
-           "stop_process"]
+__all__ = ["CappedBuffer", "Child", "CommandResult", "as_user", "kill_group", "run_command", "spawn",
+           "stop_group", "stop_process"]
 
 KILL_GRACE_S = 2.0
 
@@ -145,7 +146,7 @@ def _pump(stream: IO[bytes], sink: CappedBuffer) -> None:
 def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
                 output_limit: int = 1_000_000, env: Mapping[str, str] | None = None,
                 stdin: bytes | None = None, shell: bool | None = None,
-                contain: Containment | None = None) -> CommandResult:
+                contain: Containment | None = None, user: str | None = None) -> CommandResult:
     """Run ``command`` in its own process group; kill the whole group at ``timeout``.
 
     A string runs through ``/bin/sh -c`` (so ``&&`` and pipes work). The group is
@@ -174,7 +175,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         proc = subprocess.Popen(
             command, shell=shell, cwd=cwd, env=dict(env) if env is not None else strategy_env(),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **as_user(user),
         )
     except OSError as exc:
         return CommandResult(exit_code=None, error=f"could not start {command!r}: {exc}")
@@ -252,12 +253,12 @@ Child = subprocess.Popen[bytes]
 
 
 def spawn(argv: list[str], *, env: Mapping[str, str], stdout: IO[bytes] | int | None = None,
-          stderr: IO[bytes] | int | None = None, detach: bool = False) -> Child:
+          stderr: IO[bytes] | int | None = None, detach: bool = False, user: str | None = None) -> Child:
     """Start a long-running child (a server) that outlives this call; stop it with :func:`stop_process`.
 
     ``detach`` starts it in a session and process group of its own: a terminal's
     Ctrl-C does not reach it, it may outlive this process (a background server),
-    and stopping it stops everything it started.
+    and stopping it stops everything it started. ``user`` runs it as that user (root only).
 
     Example:
         >>> child = spawn(["sleep", "30"], env={"PATH": "/usr/bin:/bin"})
@@ -265,7 +266,22 @@ def spawn(argv: list[str], *, env: Mapping[str, str], stdout: IO[bytes] | int | 
         -2
     """
     return subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            start_new_session=detach)
+                            start_new_session=detach, **as_user(user))
+
+
+def as_user(user: str | None) -> dict[str, Any]:
+    """``Popen``'s arguments that run a process as ``user``: its uid, its group and no other.
+
+    Example:
+        >>> as_user(None)
+        {}
+        >>> sorted(as_user("root"))
+        ['extra_groups', 'group', 'user']
+    """
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
 def stop_process(process: Child, timeout: float = 20) -> int:
