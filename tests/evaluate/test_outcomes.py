@@ -90,6 +90,7 @@ def test_canaries_are_appended_to_every_test_file_of_the_runner(tmp_path):
     failing = vitest.name(0, "fail")
     assert vitest.paths == ("web/test/add.test.ts",) and vitest.file_of(f"add {failing}") == "web/test/add.test.ts"
     assert " } from 'vitest';" in (tmp_path / "web/test/add.test.ts").read_text()
+    assert runner_of("jest-text", "npx jest") == "jest" and runner_of("tsc", "tsc") is None
 
 
 def test_nothing_in_a_canary_tells_the_failing_one_from_the_passing_one(tmp_path):
@@ -100,6 +101,6 @@ def test_nothing_in_a_canary_tells_the_failing_one_from_the_passing_one(tmp_path
     assert "fail" not in text and "pass" not in text and canary.nonce not in text
     names = {canary.name(0, "fail"), canary.name(0, "pass")}
     assert len(names) == 2 and all(f"def test_{name}():" in text for name in names)
-    assert canary.must_fail(f"x::test_{canary.name(0, 'fail')}") and not canary.must_fail(f"test_{canary.name(0, 'pass')}")
+    failing, passing = (f"x::test_{canary.name(0, kind)}" for kind in ("fail", "pass"))
+    assert canary.must_fail(failing) and not canary.must_fail(passing) and canary.must_pass(passing)
     assert not canary.is_canary("test_" + "0" * 12)
-    assert runner_of("jest-text", "npx jest") == "jest" and runner_of("tsc", "tsc") is None

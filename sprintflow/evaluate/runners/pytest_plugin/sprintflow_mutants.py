@@ -124,7 +124,7 @@ def _judge_mutant(mutant, items, calls, functions, job, deadline):
     patches = [(function, codes[key]) for key in codes for function in functions.get((str(path), *key), ())]
     if not patches:
         return "unpatched"
-    reached = [item for item, called in zip(items, calls) if innermost in called]
+    reached = [item for item, called in zip(items, calls, strict=True) if innermost in called]
     if not reached:
         return "survived"
 
