@@ -32,6 +32,13 @@ def cli_double(x):
     return x * 2
 
 
+def table():
+    return {k: k * 3 for k in range(3)}
+
+
+TABLE = table()
+
+
 def untouched(x):
     return x + 40
 '''
@@ -40,7 +47,7 @@ import os
 import subprocess
 import sys
 
-from pkg import Meter, RATE, cli_double, scale
+from pkg import TABLE, Meter, RATE, cli_double, scale
 
 
 def test_scale():
@@ -53,6 +60,10 @@ def test_meter():
 
 def test_rate():
     assert RATE == 3
+
+
+def test_table():
+    assert TABLE == {0: 0, 1: 3, 2: 6}
 
 
 def test_cli_double_in_a_process_of_its_own():
@@ -71,7 +82,7 @@ def _project(root: Path, tests: str = TESTS) -> Path:
 
 
 def _run(root: Path, command: str, *, max_mutants: int = 40, timeout: float = 60) -> dict:
-    job = {"files": {"src/pkg/__init__.py": [[1, 16]]}, "commands": [command], "maxMutants": max_mutants,
+    job = {"files": {"src/pkg/__init__.py": [[1, 23]]}, "commands": [command], "maxMutants": max_mutants,
            "budget": 300, "mutantTimeout": timeout, "seed": 11, "report": "report.json"}
     (root / "job.json").write_text(json.dumps(job))
     for stale in ("report.json", "claim", "in-process.json"):
@@ -124,6 +135,8 @@ def test_what_no_function_holds_and_what_another_process_runs_are_judged_too(bot
     # cli_double runs only in a process the test starts: no test reaches it here, so the command judges
     # its mutants, and kills them.
     assert {s for (line, _, _), s in verdicts.items() if line == 16} == {"killed"}
+    # table ran at import, and only what it computed then is tested: judged by running the command.
+    assert {s for (line, _, _), s in verdicts.items() if line == 20} == {"killed"}
     # The comprehension's mutants are patched in through its method.
     assert "killed" in {s for (line, _, f), s in verdicts.items() if line == 12}
 

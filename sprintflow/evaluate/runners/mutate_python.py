@@ -19,9 +19,9 @@ Two ways to judge a mutant, the fast one first:
   ``PYTEST_PLUGINS``): collected once, a fork per mutant runs the tests that reach its function;
 * cosmic-ray's own ``mutate_and_test``: the mutant written to its file, the commands run, the file
   restored. For what the first could not judge (a command that is not pytest, a mutant outside any
-  function, unmutated tests that fail in one process), and for every survivor of a function none of
-  whose mutants the first killed (that survivor decides the verdict: the held-out evals, and tests
-  that run the code in processes of their own, judge it too).
+  function or of one that ran at import, unmutated tests that fail in one process), and, with the
+  other commands (held-out evals), for every survivor of a function none of whose mutants the first
+  killed (that survivor decides the verdict).
 """
 
 import json
@@ -126,18 +126,19 @@ def _in_one_pytest(job, chosen, deadline) -> dict:
 
 def _judged(spec, status, function_killed, job, deadline) -> dict:
     """A mutant's record: its in-process status where that is sure; else cosmic-ray's own
-    ``mutate_and_test`` with every judging command.
+    ``mutate_and_test`` with the judging commands.
 
-    Sure are a kill, a timeout, and a survivor of a function another mutant of which was killed (the
-    function is tested; the survivor only lowers the kill rate). A survivor of a function none of
-    whose mutants was killed decides the verdict, so the commands judge it: a test may run the code
-    in a process of its own, or a held-out eval may be the one that tests it."""
+    Sure are a kill, a timeout, and a survivor the first command's tests all let through when it is
+    the only command or another mutant of its function was killed (the function is tested; the
+    survivor only lowers the kill rate). A survivor of a function none of whose mutants was killed
+    decides the verdict: the other commands (the held-out evals) judge it too."""
     from cosmic_ray.mutating import mutate_and_test
 
-    sure = status in ("killed", "timeout") or (status == "survived" and function_killed)
+    commands = job["commands"][1:] if status == "survived" else job["commands"]
+    sure = status in ("killed", "timeout") or (status == "survived" and (function_killed or not commands))
     if not sure and time.monotonic() < deadline:
         # A mutant needs one failing test: pytest may stop at the first (-x), the next command need not run.
-        judging = " && ".join(f"( {c}{' -x' if 'pytest' in c else ''} )" for c in job["commands"])
+        judging = " && ".join(f"( {c}{' -x' if 'pytest' in c else ''} )" for c in commands)
         timeout = min(float(job["mutantTimeout"]), max(1.0, deadline - time.monotonic()))
         status = _status(mutate_and_test([spec], shlex.join(["sh", "-c", judging]), timeout))
     elif not sure:

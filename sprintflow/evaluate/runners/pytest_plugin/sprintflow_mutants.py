@@ -9,10 +9,11 @@ the runner's job it replaces pytest's run loop:
    mutant is judged here (the runner then runs the test command per mutant instead);
 2. per mutant, the mutated file is written (for any process the tests start), and a child patches
    the code objects of the functions the mutant changed into the functions already in memory, then
-   runs the tests that called them until one fails: killed. All passing, or none calling them:
-   survived. Past its deadline the child is killed: timeout.
-   A mutant outside any function (module level, a class body) cannot be patched in: ``unpatched``,
-   left to the runner.
+   runs the tests that called them until one fails: killed. Past its deadline the child is killed:
+   timeout. A function none of whose mutants was killed so gets the other tests too (one may run
+   it in a process of its own, which reads the mutant on disk); all passing: survived. A mutant
+   outside any function (module level, a class body), or of one that ran while the tests were
+   collected, cannot be patched in: ``unpatched``, left to the runner.
 
 Only the first pytest process of the command takes the job (an exclusive claim file), so a
 command that runs pytest twice judges in one and tests normally in the other. The report, written
@@ -20,9 +21,7 @@ atomically, is ``{"clean": null | why not, "statuses": {"<mutant id>": status}}`
 
 Why fork: a test command costs one interpreter start and one collection (most of a small suite's
 time); a fork of the collected session costs milliseconds, so a mutant costs only the tests that reach
-its code. What this way cannot see (a test that runs the code in a process of its own, a value
-the function computed at import) can only make a mutant survive here that the command would kill:
-the runner asks the command itself wherever a survivor decides the verdict.
+its code, and a survivor the rest of the tests.
 """
 
 import gc
@@ -42,6 +41,35 @@ _PASSED, _FAILED, _UNPATCHED, _BROKE = 0, 1, 3, 4
 """A child's exit codes; a child that died otherwise (a signal, the code under test exiting) was killed."""
 _STATUS = {_PASSED: "survived", _FAILED: "killed", _UNPATCHED: "unpatched", _BROKE: "error"}
 _POLL_S = 0.002
+
+
+_IMPORT_CALLS = set()
+"""The changed functions that ran while the tests were collected (their modules imported)."""
+
+
+def _watch_collection():
+    """Record which changed functions run before the tests do: a mutant of one of them cannot be
+    patched in after the fact (the module keeps what the function computed at import)."""
+    try:
+        files = json.loads(Path(os.environ[JOB_ENV]).read_text(encoding="utf-8"))["files"]
+    except (KeyError, OSError, ValueError):
+        return
+    changed, known = {str(Path(rel).resolve()) for rel in files}, {}
+
+    def profile(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            hit = known.get(code.co_filename)
+            if hit is None:
+                hit = known[code.co_filename] = _resolved(code.co_filename) in changed
+            if hit:
+                _IMPORT_CALLS.add(_key(code))
+
+    sys.setprofile(profile)
+
+
+def pytest_collection_finish(session):
+    sys.setprofile(None)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -73,11 +101,28 @@ def _judge(session, job, report):
     if isinstance(calls, str):
         report["clean"] = calls
         return
-    functions = _functions_in_memory(changed)
+    functions, statuses = _functions_in_memory(changed), report["statuses"]
+    killed, survivors = set(), []
     for mutant in job["mutants"]:
         if time.monotonic() >= deadline:
             break
-        report["statuses"][str(mutant["id"])] = _judge_mutant(mutant, items, calls, functions, job, deadline)
+        prepared = _prepared(mutant, functions)
+        if prepared is None:
+            statuses[str(mutant["id"])] = "unpatched"
+            continue
+        reached = [item for item, called in zip(items, calls, strict=True) if prepared[1] in called]
+        status = _run_mutant(mutant, prepared, reached, job, deadline) if reached else "survived"
+        statuses[str(mutant["id"])] = status
+        if status == "killed":
+            killed.add(prepared[1])
+        elif status == "survived":
+            survivors.append((mutant, prepared))
+    # A function none of whose mutants the tests that call it killed: the other tests get their turn
+    # with each (one may run the function in a process of its own, which reads the mutant on disk).
+    for mutant, prepared in survivors:
+        others = [item for item, called in zip(items, calls, strict=True) if prepared[1] not in called]
+        if prepared[1] not in killed and others and time.monotonic() < deadline:
+            statuses[str(mutant["id"])] = _run_mutant(mutant, prepared, others, job, deadline)
 
 
 def _clean_run(items, changed, job, deadline):
@@ -114,19 +159,21 @@ def _clean_run(items, changed, job, deadline):
     return [{tuple(key) for key in c} for c in json.loads(out.read_text(encoding="utf-8"))]
 
 
-def _judge_mutant(mutant, items, calls, functions, job, deadline):
+def _prepared(mutant, functions):
+    """The mutant's file, the key of the function it changed and the patches that put it in memory;
+    None when it cannot be put there (outside any function, or in one that ran at import: what that
+    computed stays in the module)."""
     path = Path(mutant["file"]).resolve()
-    original = path.read_text(encoding="utf-8")
-    targets = _changed_code(original, mutant["source"], str(path))
-    if targets is None:
-        return "unpatched"
+    targets = _changed_code(path.read_text(encoding="utf-8"), mutant["source"], str(path))
+    if targets is None or targets[0] in _IMPORT_CALLS:
+        return None
     innermost, codes = targets
     patches = [(function, codes[key]) for key in codes for function in functions.get((str(path), *key), ())]
-    if not patches:
-        return "unpatched"
-    reached = [item for item, called in zip(items, calls, strict=True) if innermost in called]
-    if not reached:
-        return "survived"
+    return (path, innermost, patches) if patches else None
+
+
+def _run_mutant(mutant, prepared, tests, job, deadline):
+    path, _, patches = prepared
 
     def child():
         try:
@@ -134,11 +181,12 @@ def _judge_mutant(mutant, items, calls, functions, job, deadline):
                 function.__code__ = code
         except ValueError:  # the mutant changed what the function closes over
             return _UNPATCHED
-        for index, item in enumerate(reached):
-            if not _passes(item, reached[index + 1] if index + 1 < len(reached) else None):
+        for index, item in enumerate(tests):
+            if not _passes(item, tests[index + 1] if index + 1 < len(tests) else None):
                 return _FAILED
         return _PASSED
 
+    original = path.read_text(encoding="utf-8")
     path.write_text(mutant["source"], encoding="utf-8")
     try:
         return _in_child(child, min(float(job["mutantTimeout"]), max(0.5, deadline - time.monotonic())))
@@ -255,3 +303,7 @@ def _write(path, data):
     partial = f"{path}.partial"
     Path(partial).write_text(json.dumps(data), encoding="utf-8")
     os.replace(partial, path)
+
+
+if JOB_ENV in os.environ:
+    _watch_collection()
