@@ -1,7 +1,9 @@
 """Deployment entry flows: one typed parameter model each, so the Prefect UI shows a form.
 
 Each entry flow takes ONE pydantic model (Prefect renders its fields, defaults
-and descriptions as a form; a field without a working default is required),
+and descriptions as a form; a field without a working default is required; the
+UI renders a description as markdown, so a path with ``<placeholders>`` goes in
+backticks, or its placeholder would vanish as an HTML tag),
 resolves the workspace — a local path, or a git repository and branch cloned or
 updated into a checkout cache — and paths the way the CLI does
 (:mod:`sprintflow.inputs`), then calls the existing flow as a subflow.
@@ -30,8 +32,8 @@ from prefect.states import State
 from pydantic import BaseModel, Field
 
 from sprintflow.config import load_project_config
-from sprintflow.errors import InputError, WorkspaceError
-from sprintflow.evaluate.executors import resolve_executor
+from sprintflow.errors import ExecutorUnavailable, InputError, WorkspaceError
+from sprintflow.evaluate.executors import docker_available
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
@@ -41,11 +43,16 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.runs import (
     ends_in_error_states,
     eval_links_markdown,
+    failure_kind,
     flow,
+    shortened,
     state_value,
+    verdict_heading,
+    verdict_line_of,
     verdict_state,
     without_heartbeats,
 )
+from sprintflow.schemas import ExecutorConfig
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
 from sprintflow.sprint.contracts import load_contracts
 from sprintflow.sprint.engines import resolve_engine
@@ -57,6 +64,7 @@ __all__ = [
     "ScoreParams",
     "SprintParams",
     "WorkspaceSource",
+    "deployment_executor",
     "evaluate_workspace",
     "report_workspace",
     "resolve_workspace",
@@ -68,6 +76,9 @@ __all__ = [
 TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
 
 ExecutorKind = Literal["auto", "docker", "local"]
+EXECUTOR_HELP = ("Where strategy commands run: docker, or local (on the worker's host, without isolation). "
+                 "auto means docker in a deployment run: without a Docker engine the run ends Failed "
+                 "(NoVerdict), never on the host. Default: the config's executor.kind.")
 
 
 class WorkspaceSource(BaseModel):
@@ -88,10 +99,8 @@ class EvaluateParams(WorkspaceSource):
 
     contract: str = Field(..., description="SprintContract JSON file: absolute, or relative to the workspace "
                                            "(else to the folder serve started in), e.g. "
-                                           ".sprintflow/contracts/<contractId>.json.")
-    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto (Docker when an "
-                                                           "engine answers), docker or local (default: the "
-                                                           "config's executor.kind).")
+                                           "`.sprintflow/contracts/<contractId>.json`.")
+    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
     use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
     task_runner: Literal["threads", "dask"] | None = Field(
         None, description="How strategies fan out: threads, or dask (needs prefect-dask). Default: "
@@ -110,8 +119,7 @@ class SprintParams(WorkspaceSource):
                                                  "aider). Empty: SPRINTFLOW_GENERATOR_ENGINE or SPRINTFLOW_ENGINE "
                                                  "where serve or the worker runs, else the workspace config's "
                                                  "engines.generator; a run with none of them fails at once.")
-    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto, docker or local "
-                                                           "(default: the config's executor.kind).")
+    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
                                                                "evaluator.maxIterations).")
     retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")
@@ -120,8 +128,8 @@ class SprintParams(WorkspaceSource):
 class ScoreParams(WorkspaceSource):
     """Score a skill's prompt on its held-out cases; emit an event when the score drops."""
 
-    skill: str = Field(..., description="Skill name: cases are read from evals/<skill>/cases.jsonl.")
-    cases: str | None = Field(None, description="Cases file (default evals/<skill>/cases.jsonl).")
+    skill: str = Field(..., description="Skill name: cases are read from `evals/<skill>/cases.jsonl`.")
+    cases: str | None = Field(None, description="Cases file (default `evals/<skill>/cases.jsonl`).")
     prompt: str | None = Field(None, description="Prompt file (default from the cases' folder).")
     engine: str | None = Field(None, description="Engine command (default: SPRINTFLOW_ENGINE or config).")
     concurrency: int = Field(8, ge=1, le=256, description="Engines running at once.")
@@ -157,12 +165,35 @@ def _inside(workspace: Path, path: str | None, what: str) -> str | None:
 
 def _finish(child: State[Any], value: Any) -> State[Any]:
     """End the triggered run as its subflow ended: the verdict line logged, a summary artifact, the same state."""
-    verdict = child.message or child.name or ""
+    verdict = verdict_line_of(child)
     print(verdict)
     key = f"{flow_run.flow_name or 'run'}-summary"
-    create_markdown_artifact(f"# {verdict}\n\n" + eval_links_markdown(flow_run.id), key=key,
-                             description=verdict[:250])
-    return verdict_state(value, child.name if child.is_failed() else None, verdict)
+    create_markdown_artifact(verdict_heading(verdict) + eval_links_markdown(flow_run.id), key=key,
+                             description=shortened(verdict))
+    return verdict_state(value, failure_kind(child), verdict)
+
+
+def deployment_executor(kind: str | None, config: ExecutorConfig) -> str:
+    """The executor of a deployment run: ``auto`` means Docker, and Docker must answer.
+
+    At a terminal ``auto`` may fall back to the host with a warning someone reads; a
+    scheduled or triggered run has nobody watching, and the fallback turned a stopped
+    Docker engine into a green, unsandboxed run. So a deployment run never downgrades
+    its isolation: without an engine it ends without a verdict (``NoVerdict``, the
+    environment's fault); ``local``, asked for by name (the field or the config), runs on the host.
+
+    Example:
+        >>> from sprintflow.schemas import ExecutorConfig
+        >>> deployment_executor("local", ExecutorConfig())
+        'local'
+    """
+    kind = kind or config.kind
+    if kind not in ("auto", "docker"):
+        return kind
+    if not docker_available():
+        raise ExecutorUnavailable(f"executor {kind}: no Docker engine answers, and a deployment run never falls "
+                                  "back to the host (start dockerd, or set executor local to run unsandboxed)")
+    return "docker"
 
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
@@ -191,11 +222,11 @@ def evaluate_workspace(params: EvaluateParams) -> State[dict[str, Any]]:
     carrying the EvalResult."""
     workspace = resolve_workspace(params)
     contract = _inside(workspace, params.contract, "contract")
-    resolve_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
+    executor = deployment_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
     runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
     with without_heartbeats():  # this run's own heartbeats cover the process
         child = evaluate_flow.with_options(task_runner=runner)(
-            str(workspace), contract, executor=params.executor, use_cache=params.use_cache, return_state=True)
+            str(workspace), contract, executor=executor, use_cache=params.use_cache, return_state=True)
     return _finish(child, state_value(child).model_dump(mode="json", by_alias=True))
 
 
@@ -209,9 +240,9 @@ def sprint_workspace(params: SprintParams) -> State[dict[str, str]]:
     project = load_project_config(workspace)  # bad input fails here, in one line, before any work
     load_contracts(Path(contracts) if contracts else WorkspaceLayout(workspace).contracts_dir)
     resolve_engine("generator", explicit=params.engine, config=project.engines, flag="the engine field")
-    resolve_executor(params.executor, project.executor)
+    executor = deployment_executor(params.executor, project.executor)
     with without_heartbeats():  # this run's own heartbeats cover the process
-        child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=params.executor,
+        child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=executor,
                             max_iterations=params.max_iterations, retry_rework=params.retry_rework,
                             return_state=True)
     return _finish(child, state_value(child))

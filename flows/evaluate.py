@@ -103,7 +103,7 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                   tester_mutation: dict[str, Any] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
-    The run ends Completed when the contract passed, ``ContractFailed`` when the
+    The run ends Completed when the contract passed, else Failed: ``ContractFailed`` when the
     code failed it, ``Blocked`` when a required strategy's environment broke (see
     :mod:`sprintflow.runs`); each state carries the EvalResult (``run_flow`` returns it).
 

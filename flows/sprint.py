@@ -28,12 +28,15 @@ from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.runs import (
     BLOCKED,
     NEEDS_REWORK,
+    FailureKind,
     ends_in_error_states,
     eval_links_markdown,
     failed_names,
     flow,
     joined,
     run_flow,
+    shortened,
+    verdict_heading,
     verdict_state,
 )
 from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
@@ -244,7 +247,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
                 retry_rework: bool = False, restart: bool = False) -> State[dict[str, str]]:
     """Run every contract that is not completed, in dependency order.
 
-    The run ends Completed when every contract completed, ``NeedsRework`` when any
+    The run ends Completed when every contract completed, else Failed: ``NeedsRework`` when any
     ran out of iterations, else ``Blocked`` when any could not run (see
     :mod:`sprintflow.runs`); each state carries the outcomes (``run_flow`` returns them).
 
@@ -289,16 +292,16 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
     verdict, failed_as = sprint_verdict(outcomes)
     print(verdict)
     create_markdown_artifact(_summary_markdown(loaded, outcomes, verdict), key="sprint-summary",
-                             description=verdict[:250])
+                             description=shortened(verdict))
     return verdict_state(outcomes, failed_as, verdict)
 
 
-def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, str | None]:
-    """The sprint's verdict line and the name of its Failed state (None: every contract completed).
+def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, FailureKind | None]:
+    """The sprint's verdict line and the kind of its failure (None: every contract completed).
 
     Example:
         >>> sprint_verdict({"c-1": "needs-rework", "c-2": "blocked"})
-        ('NEEDS-REWORK c-1; blocked: c-2', 'NeedsRework')
+        ('NEEDS-REWORK c-1; blocked: c-2', FailureKind(name='NeedsRework', cause='code'))
         >>> sprint_verdict({"c-1": "completed"})
         ('COMPLETED c-1', None)
     """
@@ -331,7 +334,7 @@ def _run_one(sprint: _Sprint, path: Path, contract: SprintContract, limit: int, 
 
 
 def _summary_markdown(loaded: dict, outcomes: dict[str, str], verdict: str) -> str:
-    lines = [f"# {verdict}", "", "| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
+    lines = [verdict_heading(verdict) + "| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
     for cid, outcome in outcomes.items():
         contract = loaded[cid][1]
         lines.append(f"| {cid} | {outcome} | {len(contract.iteration_history)} | {contract.last_eval_id or ''} |")
