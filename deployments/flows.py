@@ -166,11 +166,19 @@ def _inside(workspace: Path, path: str | None, what: str) -> str | None:
 def _finish(child: State[Any], value: Any) -> State[Any]:
     """End the triggered run as its subflow ended: the verdict line logged, a summary artifact, the same state."""
     verdict = verdict_line_of(child)
-    print(verdict)
-    key = f"{flow_run.flow_name or 'run'}-summary"
-    create_markdown_artifact(verdict_heading(verdict) + eval_links_markdown(flow_run.id), key=key,
-                             description=shortened(verdict))
+    _summarize(verdict, eval_links_markdown(flow_run.id))
     return verdict_state(value, failure_kind(child), verdict)
+
+
+def _summarize(line: str, body: str) -> None:
+    """The run's own summary artifact, ``<flow>-summary``: ``line`` as its heading, ``body`` below; ``line`` logged.
+
+    On the run itself, not only on its subflows: an operator (or an automation) looking at the
+    run that was triggered finds what it did there.
+    """
+    print(line)
+    create_markdown_artifact(verdict_heading(line) + body, key=f"{flow_run.flow_name or 'run'}-summary",
+                             description=shortened(line))
 
 
 def deployment_executor(kind: str | None, config: ExecutorConfig) -> str:
@@ -258,7 +266,7 @@ def _last_score(root: Path, skill: str) -> float | None:
 
 @flow(name="score-skill-scheduled", log_prints=True)
 @ends_in_error_states
-def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
+def score_skill_scheduled(params: ScoreParams) -> State[dict[str, Any]]:
     """Score a skill and emit ``sprintflow.score.reported`` (and ``.dropped`` below the last score).
 
     Automations react to these events (``deployments/automations.yaml``).
@@ -276,13 +284,19 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
     if previous is not None and report.score < previous:
         print(f"Score of {report.skill} dropped: {previous:.3f} -> {report.score:.3f}")
         emit_event(event="sprintflow.score.dropped", resource=resource, payload=payload)
-    return payload
+    line = f"SCORED {report.skill} {report.score:.3f} ({report.passed}/{report.total} cases)"
+    if previous is not None:
+        line += f"; {'dropped' if report.score < previous else 'was'} {previous:.3f} before"
+    failed = ", ".join(f"`{case}`" for case in report.failed_ids[:50])
+    _summarize(line, f"Failed cases: {failed}\n" if failed else "Every case passed.\n")
+    return verdict_state(payload, None, line)
 
 
 @flow(name="report-workspace", log_prints=True)
 @ends_in_error_states
-def report_workspace(params: ReportParams) -> Mapping[str, Any]:
-    """Report on a workspace's history over the last ``since_days`` days."""
+def report_workspace(params: ReportParams) -> State[Mapping[str, Any]]:
+    """Report on a workspace's history over the last ``since_days`` days; the summary's first line is the
+    run's message, the summary itself an artifact of the run (the tables are the report subflow's)."""
     from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
 
     workspace = resolve_workspace(params)
@@ -290,4 +304,9 @@ def report_workspace(params: ReportParams) -> Mapping[str, Any]:
     if params.since_days:
         since = (datetime.now(UTC) - timedelta(days=params.since_days)).date().isoformat()
     out = resolve_output(params.out)
-    return report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)
+    result = report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)
+    line = f"REPORTED {workspace}: " + (result["summary"][0].removeprefix("sprintflow report: ")
+                                         if result["summary"] else "nothing to report")
+    files = "".join(f"- {kind}: `{path}`\n" for kind, path in result["files"].items())
+    _summarize(line, "```\n" + "\n".join(result["summary"]) + "\n```\n\n" + files)
+    return verdict_state(result, None, line)

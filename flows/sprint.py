@@ -226,18 +226,20 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
         remove_tree(tree)
 
 
-def _finish(path: Path, contract: SprintContract, status: ContractStatus) -> None:
+def _finish(workspace: Path, path: Path, contract: SprintContract, status: ContractStatus) -> None:
     if transition(contract, status):
         write_contract(path, contract)
-    _emit(contract, status.value)
+    _emit(workspace, contract, status.value)
 
 
-def _emit(contract: SprintContract, outcome: str) -> None:
+def _emit(workspace: Path, contract: SprintContract, outcome: str) -> None:
+    """The contract's event; its payload names the workspace, so an automation acts on this one."""
     emit_event(event=f"sprintflow.contract.{outcome}",
                resource={"prefect.resource.id": f"sprintflow.contract.{contract.contract_id}",
                          "prefect.resource.name": contract.title},
                payload={"contractId": contract.contract_id, "specId": contract.spec_id,
-                        "iterations": len(contract.iteration_history), "lastEvalId": contract.last_eval_id})
+                        "iterations": len(contract.iteration_history), "lastEvalId": contract.last_eval_id,
+                        "workspace": str(workspace)})
 
 
 @flow(name="sprint", log_prints=True)
@@ -322,14 +324,14 @@ def _run_one(sprint: _Sprint, path: Path, contract: SprintContract, limit: int, 
     blockers = [d for d in contract.depends_on if outcomes.get(d) != "completed"]
     if blockers:
         print(f"{contract.contract_id} is blocked by {', '.join(blockers)}")
-        _emit(contract, "blocked")
+        _emit(sprint.workspace, contract, "blocked")
         return "blocked"
     status = _iterate(sprint, path, contract, limit)
     if not isinstance(status, ContractStatus):
         print(f"{contract.contract_id} is blocked by its environment, not its code (no iteration spent): {status}")
-        _emit(contract, "blocked")
+        _emit(sprint.workspace, contract, "blocked")
         return "blocked"
-    _finish(path, contract, status)
+    _finish(sprint.workspace, path, contract, status)
     return status.value
 
 

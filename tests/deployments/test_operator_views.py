@@ -1,9 +1,10 @@
-"""Every failed verdict shows where operators look: the Prefect UI's own failure views.
+"""What operators see of served runs: every failed verdict in the Prefect UI's own failure views, and
+the runs automations trigger, on the right workspace, saying what they did.
 
-Nothing mocked: a real server, ``sprintflow serve``, runs of the served deployments that
-pass, fail on their code, are blocked by their environment, get bad input and need rework.
-The test asks the server exactly what the UI asks it: the state names are read from the
-UI's own JavaScript, shipped in the prefect package, so a UI that changes its list is followed.
+Nothing mocked: a real server, ``sprintflow serve`` with its automations, runs of the served
+deployments that pass, fail on their code, are blocked by their environment, get bad input and
+need rework. The test asks the server exactly what the UI asks it: the state names are read from
+the UI's own JavaScript, shipped in the prefect package, so a UI that changes its list is followed.
 """
 
 from __future__ import annotations
@@ -184,3 +185,26 @@ def test_an_automation_keyed_on_the_failed_event_and_its_message_picks_exactly_t
     events = {outcome: wait_until(lambda run=runs[outcome]: failed_event(run), 60, f"the {outcome} Failed event")
               for outcome in EXPECTED}
     assert {outcome for outcome, event in events.items() if trigger.covers(event)} == {"needs-rework"}
+
+
+def test_the_needs_rework_automation_reports_on_the_sprints_own_workspace_and_says_so_on_its_run(triggered):
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    runs, _, client = triggered
+    weekly = client.read_deployment_by_name("report-workspace/weekly-report")
+    workspace = runs["needs-rework"].parameters["params"]["workspace"]
+
+    def report_run():
+        ours = [run for run in read_runs(client, deployment_id=weekly.id)
+                if run.created_by and run.created_by.type == "AUTOMATION"
+                and run.parameters["params"]["workspace"] == workspace]
+        return ours[0] if ours and ours[0].state.type.value in FINAL else None
+
+    run = wait_until(report_run, 180, "the report run the needs-rework automation triggered")
+    assert (run.state.type.value, run.state.name) == ("COMPLETED", "Completed"), run.state.message
+    assert run.state.message.startswith(f"REPORTED {workspace}: 1 evaluations"), run.state.message
+    artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(
+        any_=[run.id])))
+    [summary] = [artifact for artifact in artifacts if artifact.key == "report-workspace-summary"]
+    assert summary.data.startswith(f"# {run.state.message}\n\n```\nsprintflow report: ")
+    assert summary.description == run.state.message
