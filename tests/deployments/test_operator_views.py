@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINAL, ROOT, served_ready, serving, wait_until
+from .conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FINAL, ROOT, served_ready, serving, wait_until
 
 sys.path.insert(0, str(ROOT))
 from tests.fixtures.sprint.make_workspace import make_workspace
@@ -208,3 +208,42 @@ def test_the_needs_rework_automation_reports_on_the_sprints_own_workspace_and_sa
     [summary] = [artifact for artifact in artifacts if artifact.key == "report-workspace-summary"]
     assert summary.data.startswith(f"# {run.state.message}\n\n```\nsprintflow report: ")
     assert summary.description == run.state.message
+
+
+def test_the_ui_shows_the_failed_runs_on_the_deployment_page_the_run_page_and_the_failed_filter(triggered, tmp_path):
+    """Screenshots kept in test-artifacts/ (not committed); what they show is asserted, so a regression fails."""
+    from playwright.sync_api import sync_playwright
+
+    runs, deployments, client = triggered
+    base = str(client.api_url).rstrip("/").removesuffix("/api")
+    failed = {outcome: runs[outcome] for outcome in ("contract-failed", "blocked", "invalid-input")}
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+
+            page.goto(f"{base}/deployments/deployment/{deployments['nightly'].id}?tab=Runs")
+            for run in [*failed.values(), runs["completed"]]:
+                page.get_by_text(run.name, exact=True).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(ARTIFACTS / "operators-deployment-page.png"), full_page=True)
+
+            page.goto(f"{base}/runs/flow-run/{runs['blocked'].id}")
+            page.get_by_text("verdict:blocked", exact=True).first.wait_for(timeout=60_000)
+            body = page.inner_text("body")
+            page.screenshot(path=str(ARTIFACTS / "operators-failed-run.png"), full_page=True)
+            assert "Failed" in body and "failure:environment" in body
+
+            page.goto(f"{base}/runs?state=Failed")
+            for run in [*failed.values(), runs["needs-rework"]]:
+                page.get_by_text(run.name, exact=True).first.wait_for(timeout=60_000)
+            assert page.get_by_text(runs["completed"].name, exact=True).count() == 0
+            page.screenshot(path=str(ARTIFACTS / "operators-failed-filter.png"), full_page=True)
+
+            page.goto(f"{base}/deployments/deployment/{deployments['nightly'].id}/run")
+            page.get_by_text(".sprintflow/contracts/<contractId>.json", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(ARTIFACTS / "operators-run-form.png"), full_page=True)
+        finally:
+            browser.close()
+    for name in ("deployment-page", "failed-run", "failed-filter", "run-form"):
+        assert (ARTIFACTS / f"operators-{name}.png").stat().st_size > 10_000

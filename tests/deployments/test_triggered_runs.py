@@ -134,6 +134,7 @@ def test_paths_resolve_as_in_the_cli_the_workspace_from_here_the_contract_in_the
     missing = params.model_copy(update={"contract": "nowhere.json"})
     run, logs = _run(flows.evaluate_workspace, missing)
     assert (run.state.type.value, run.state.name) == ("FAILED", "Failed")
-    assert run.state.message == (f"InvalidInput (input): contract nowhere.json not found: neither {workspace / 'nowhere.json'} (in the "
-                                 f"workspace) nor {Path(tmp_path) / 'nowhere.json'} (in the current folder) exists")
+    assert run.state.message == ("InvalidInput (input): contract nowhere.json not found: neither "
+                                 f"{workspace / 'nowhere.json'} (in the workspace) nor "
+                                 f"{Path(tmp_path) / 'nowhere.json'} (in the current folder) exists")
     assert "Traceback" not in logs
