@@ -11,7 +11,9 @@ updated into a checkout cache — and paths the way the CLI does
 The run the operator triggered carries what they need: it ends in the subflow's
 verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
 summary artifact linking to every EvalResult artifact under it. Bad input ends
-it ``InvalidInput`` with a one-line message, before any work starts.
+it Failed (``InvalidInput``) with a one-line message, before any work starts; so
+does a missing Docker engine (``NoVerdict``): a deployment run never falls back
+to the host (:func:`deployment_executor`).
 
 ``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
 and ``sprintflow serve`` serves the same deployments from one process.
