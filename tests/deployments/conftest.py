@@ -115,14 +115,11 @@ def serving(env: dict[str, str], folder: Path, *options: str) -> Iterator[tuple[
         log.close()
 
 
-def served_ready(process: subprocess.Popen, client):
-    """The sprint deployment once serve has also created its automations (it does that last)."""
-    from prefect.exceptions import ObjectNotFound
-
-    assert process.poll() is None, "sprintflow serve exited"
-    if not client.read_automations_by_name("sprintflow-score-dropped"):
+def served_ready(process: subprocess.Popen, log: Path, client):
+    """The sprint deployment once serve has said it serves: its deployments, automations and Docker host
+    limit are all in place then (an earlier test of the session may have left the same on the server, so
+    their presence alone proves nothing about this serve)."""
+    assert process.poll() is None, f"sprintflow serve exited: {log.read_text()[-2000:]}"
+    if "sprintflow: serving " not in log.read_text():
         return None
-    try:
-        return client.read_deployment_by_name("sprint-workspace/manual-sprint")
-    except ObjectNotFound:
-        return None
+    return client.read_deployment_by_name("sprint-workspace/manual-sprint")

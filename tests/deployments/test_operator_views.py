@@ -92,7 +92,7 @@ def triggered(prefect_server, tmp_path_factory):
     sprint = {"workspace": str(make_workspace(folder / "sprint")), "executor": "local", "max_iterations": 1}
     with temporary_settings(updates={PREFECT_API_URL: prefect_server["PREFECT_API_URL"]}), \
             serving(prefect_server, folder) as (process, log), get_client(sync_client=True) as client:
-        wait_until(lambda: served_ready(process, client), 90, "the served deployments")
+        wait_until(lambda: served_ready(process, log, client), 90, "the served deployments")
         nightly = client.read_deployment_by_name("evaluate-workspace/nightly-evaluate")
         manual = client.read_deployment_by_name("sprint-workspace/manual-sprint")
         runs = {outcome: run_deployment(nightly.id, timeout=0, parameters={"params": params})

@@ -44,7 +44,7 @@ def test_a_served_sprint_runs_and_its_eval_result_shows_in_the_ui(use_server, se
     process, serve_log = served
     workspace = make_workspace(tmp_path / "ws")
     with get_client(sync_client=True) as client:
-        deployment = wait_until(lambda: served_ready(process, client), 90, "the served deployments")
+        deployment = wait_until(lambda: served_ready(process, serve_log, client), 90, "the served deployments")
         names = {a.name for a in client.read_automations()}
         assert {"sprintflow-contract-needs-rework", "sprintflow-score-dropped"} <= names
         assert client.read_global_concurrency_limit_by_name("docker-host-local").limit >= 1
