@@ -1,7 +1,9 @@
 """Deployment entry flows: one typed parameter model each, so the Prefect UI shows a form.
 
 Each entry flow takes ONE pydantic model (Prefect renders its fields, defaults
-and descriptions as a form; a field without a working default is required),
+and descriptions as a form; a field without a working default is required; the
+UI renders a description as markdown, so a path with ``<placeholders>`` goes in
+backticks, or its placeholder would vanish as an HTML tag),
 resolves the workspace — a local path, or a git repository and branch cloned or
 updated into a checkout cache — and paths the way the CLI does
 (:mod:`sprintflow.inputs`), then calls the existing flow as a subflow.
@@ -9,9 +11,10 @@ updated into a checkout cache — and paths the way the CLI does
 The run the operator triggered carries what they need: it ends in the subflow's
 verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
 summary artifact linking to every EvalResult artifact under it. Bad input ends
-it ``InvalidInput`` with a one-line message, before any work starts. A run holds
-its workspace while it works there; another run on it waits its turn
-(:mod:`sprintflow.deployments.queue`).
+it Failed (``InvalidInput``) with a one-line message, before any work starts; so
+does a missing Docker engine (``NoVerdict``): a deployment run never falls back
+to the host (:func:`deployment_executor`). A run holds its workspace while it
+works there; another run on it waits its turn (:mod:`sprintflow.deployments.queue`).
 
 ``prefect.yaml`` points its entrypoints here (``deployments/flows.py:<name>``),
 and ``sprintflow serve`` serves the same deployments from one process.
@@ -33,8 +36,8 @@ from prefect.states import State
 from pydantic import BaseModel, Field
 
 from sprintflow.config import load_project_config
-from sprintflow.errors import InputError, WorkspaceError
-from sprintflow.evaluate.executors import resolve_executor
+from sprintflow.errors import ExecutorUnavailable, InputError, WorkspaceError
+from sprintflow.evaluate.executors import docker_available
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
@@ -45,11 +48,16 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.runs import (
     ends_in_error_states,
     eval_links_markdown,
+    failure_kind,
     flow,
+    shortened,
     state_value,
+    verdict_heading,
+    verdict_line_of,
     verdict_state,
     without_heartbeats,
 )
+from sprintflow.schemas import ExecutorConfig
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
 from sprintflow.sprint.contracts import load_contracts
 from sprintflow.sprint.engines import resolve_engine
@@ -63,6 +71,7 @@ __all__ = [
     "ScoreParams",
     "SprintParams",
     "WorkspaceSource",
+    "deployment_executor",
     "evaluate_workspace",
     "held_workspace",
     "report_workspace",
@@ -75,6 +84,9 @@ __all__ = [
 TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
 
 ExecutorKind = Literal["auto", "docker", "local"]
+EXECUTOR_HELP = ("Where strategy commands run: docker, or local (on the worker's host, without isolation). "
+                 "auto means docker in a deployment run: without a Docker engine the run ends Failed "
+                 "(NoVerdict), never on the host. Default: the config's executor.kind.")
 
 
 class WorkspaceSource(BaseModel):
@@ -95,10 +107,8 @@ class EvaluateParams(WorkspaceSource):
 
     contract: str = Field(..., description="SprintContract JSON file: absolute, or relative to the workspace "
                                            "(else to the folder serve started in), e.g. "
-                                           ".sprintflow/contracts/<contractId>.json.")
-    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto (Docker when an "
-                                                           "engine answers), docker or local (default: the "
-                                                           "config's executor.kind).")
+                                           "`.sprintflow/contracts/<contractId>.json`.")
+    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
     use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
     task_runner: Literal["threads", "dask"] | None = Field(
         None, description="How strategies fan out: threads, or dask (needs prefect-dask). Default: "
@@ -117,8 +127,7 @@ class SprintParams(WorkspaceSource):
                                                  "aider). Empty: SPRINTFLOW_GENERATOR_ENGINE or SPRINTFLOW_ENGINE "
                                                  "where serve or the worker runs, else the workspace config's "
                                                  "engines.generator; a run with none of them fails at once.")
-    executor: ExecutorKind | None = Field(None, description="Where strategy commands run: auto, docker or local "
-                                                           "(default: the config's executor.kind).")
+    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
                                                                "evaluator.maxIterations).")
     retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")
@@ -127,8 +136,8 @@ class SprintParams(WorkspaceSource):
 class ScoreParams(WorkspaceSource):
     """Score a skill's prompt on its held-out cases; emit an event when the score drops."""
 
-    skill: str = Field(..., description="Skill name: cases are read from evals/<skill>/cases.jsonl.")
-    cases: str | None = Field(None, description="Cases file (default evals/<skill>/cases.jsonl).")
+    skill: str = Field(..., description="Skill name: cases are read from `evals/<skill>/cases.jsonl`.")
+    cases: str | None = Field(None, description="Cases file (default `evals/<skill>/cases.jsonl`).")
     prompt: str | None = Field(None, description="Prompt file (default from the cases' folder).")
     engine: str | None = Field(None, description="Engine command (default: SPRINTFLOW_ENGINE or config).")
     concurrency: int = Field(8, ge=1, le=256, description="Engines running at once.")
@@ -178,12 +187,43 @@ def _inside(workspace: Path, path: str | None, what: str) -> str | None:
 
 def _finish(child: State[Any], value: Any) -> State[Any]:
     """End the triggered run as its subflow ended: the verdict line logged, a summary artifact, the same state."""
-    verdict = child.message or child.name or ""
-    print(verdict)
-    key = f"{flow_run.flow_name or 'run'}-summary"
-    create_markdown_artifact(f"# {verdict}\n\n" + eval_links_markdown(flow_run.id), key=key,
-                             description=verdict[:250])
-    return verdict_state(value, child.name if child.is_failed() else None, verdict)
+    verdict = verdict_line_of(child)
+    _summarize(verdict, eval_links_markdown(flow_run.id))
+    return verdict_state(value, failure_kind(child), verdict)
+
+
+def _summarize(line: str, body: str) -> None:
+    """The run's own summary artifact, ``<flow>-summary``: ``line`` as its heading, ``body`` below; ``line`` logged.
+
+    On the run itself, not only on its subflows: an operator (or an automation) looking at the
+    run that was triggered finds what it did there.
+    """
+    print(line)
+    create_markdown_artifact(verdict_heading(line) + body, key=f"{flow_run.flow_name or 'run'}-summary",
+                             description=shortened(line))
+
+
+def deployment_executor(kind: str | None, config: ExecutorConfig) -> str:
+    """The executor of a deployment run: ``auto`` means Docker, and Docker must answer.
+
+    At a terminal ``auto`` may fall back to the host with a warning someone reads; a
+    scheduled or triggered run has nobody watching, and the fallback turned a stopped
+    Docker engine into a green, unsandboxed run. So a deployment run never downgrades
+    its isolation: without an engine it ends without a verdict (``NoVerdict``, the
+    environment's fault); ``local``, asked for by name (the field or the config), runs on the host.
+
+    Example:
+        >>> from sprintflow.schemas import ExecutorConfig
+        >>> deployment_executor("local", ExecutorConfig())
+        'local'
+    """
+    kind = kind or config.kind
+    if kind not in ("auto", "docker"):
+        return kind
+    if not docker_available():
+        raise ExecutorUnavailable(f"executor {kind}: no Docker engine answers, and a deployment run never falls "
+                                  "back to the host (start dockerd, or set executor local to run unsandboxed)")
+    return "docker"
 
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
@@ -212,11 +252,11 @@ def evaluate_workspace(params: EvaluateParams) -> State[dict[str, Any]]:
     carrying the EvalResult."""
     with held_workspace(params) as workspace:
         contract = _inside(workspace, params.contract, "contract")
-        resolve_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail now
+        executor = deployment_executor(params.executor, load_project_config(workspace).executor)  # no Docker: fail
         runner = task_runner_for(params.task_runner, params.dask_address, params.dask_workers)
         with without_heartbeats():  # this run's own heartbeats cover the process
             child = evaluate_flow.with_options(task_runner=runner)(
-                str(workspace), contract, executor=params.executor, use_cache=params.use_cache, return_state=True)
+                str(workspace), contract, executor=executor, use_cache=params.use_cache, return_state=True)
     return _finish(child, state_value(child).model_dump(mode="json", by_alias=True))
 
 
@@ -230,9 +270,9 @@ def sprint_workspace(params: SprintParams) -> State[dict[str, str]]:
         project = load_project_config(workspace)  # bad input fails here, in one line, before any work
         load_contracts(Path(contracts) if contracts else WorkspaceLayout(workspace).contracts_dir)
         resolve_engine("generator", explicit=params.engine, config=project.engines, flag="the engine field")
-        resolve_executor(params.executor, project.executor)
+        executor = deployment_executor(params.executor, project.executor)
         with without_heartbeats():  # this run's own heartbeats cover the process
-            child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=params.executor,
+            child = sprint_flow(str(workspace), contracts, engine=params.engine, executor=executor,
                                 max_iterations=params.max_iterations, retry_rework=params.retry_rework,
                                 return_state=True)
     return _finish(child, state_value(child))
@@ -248,7 +288,7 @@ def _last_score(root: Path, skill: str) -> float | None:
 
 @flow(name="score-skill-scheduled", log_prints=True)
 @ends_in_error_states
-def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
+def score_skill_scheduled(params: ScoreParams) -> State[dict[str, Any]]:
     """Score a skill and emit ``sprintflow.score.reported`` (and ``.dropped`` below the last score).
 
     Automations react to these events (``deployments/automations.yaml``).
@@ -266,13 +306,19 @@ def score_skill_scheduled(params: ScoreParams) -> dict[str, Any]:
     if previous is not None and report.score < previous:
         print(f"Score of {report.skill} dropped: {previous:.3f} -> {report.score:.3f}")
         emit_event(event="sprintflow.score.dropped", resource=resource, payload=payload)
-    return payload
+    line = f"SCORED {report.skill} {report.score:.3f} ({report.passed}/{report.total} cases)"
+    if previous is not None:
+        line += f"; {'dropped' if report.score < previous else 'was'} {previous:.3f} before"
+    failed = ", ".join(f"`{case}`" for case in report.failed_ids[:50])
+    _summarize(line, f"Failed cases: {failed}\n" if failed else "Every case passed.\n")
+    return verdict_state(payload, None, line)
 
 
 @flow(name="report-workspace", log_prints=True)
 @ends_in_error_states
-def report_workspace(params: ReportParams) -> Mapping[str, Any]:
-    """Report on a workspace's history over the last ``since_days`` days."""
+def report_workspace(params: ReportParams) -> State[Mapping[str, Any]]:
+    """Report on a workspace's history over the last ``since_days`` days; the summary's first line is the
+    run's message, the summary itself an artifact of the run (the tables are the report subflow's)."""
     from sprintflow.flows.report import report_flow  # lazily: reporting pulls in matplotlib
 
     since = None
@@ -280,4 +326,9 @@ def report_workspace(params: ReportParams) -> Mapping[str, Any]:
         since = (datetime.now(UTC) - timedelta(days=params.since_days)).date().isoformat()
     out = resolve_output(params.out)
     with held_workspace(params) as workspace:
-        return report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)
+        result = report_flow(str(workspace), str(out) if out else None, since, params.key_prefix)
+    line = f"REPORTED {workspace}: " + (result["summary"][0].removeprefix("sprintflow report: ")
+                                         if result["summary"] else "nothing to report")
+    files = "".join(f"- {kind}: `{path}`\n" for kind, path in result["files"].items())
+    _summarize(line, "```\n" + "\n".join(result["summary"]) + "\n```\n\n" + files)
+    return verdict_state(result, None, line)

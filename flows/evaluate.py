@@ -103,7 +103,7 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                   tester_mutation: dict[str, Any] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
-    The run ends Completed when the contract passed, ``ContractFailed`` when the
+    The run ends Completed when the contract passed, else Failed: ``ContractFailed`` when the
     code failed it, ``Blocked`` when a required strategy's environment broke (see
     :mod:`sprintflow.runs`); each state carries the EvalResult (``run_flow`` returns it).
 
@@ -133,8 +133,10 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
         project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
         judged = JudgedTree.from_dict(tree) if tree else _snapshot(Path(workspace))
         try:
-            # The project's own runtime and dependencies, before any strategy runs (Docker only).
-            runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root)
+            # The project's own runtime and dependencies, before any strategy runs (Docker only); its
+            # progress goes to the run's log, never to stdout, which may carry a --json document.
+            runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root,
+                                          progress=get_run_logger().info)
             plan = plan_evaluation(Path(workspace), Path(contract), runner, judged, iteration, project)
             plan = replace(plan, references=Path(references) if references else None)
             print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) of {plan.workspace} "
@@ -167,7 +169,8 @@ def reference_flow(workspace: str, contract: str, tree: dict[str, Any], referenc
     as a result: the baseline is not the generator's work."""
     project = ProjectConfig.model_validate(config) if config else load_project_config(workspace)
     judged = JudgedTree.from_dict(tree)
-    runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root)
+    runner = with_project_sandbox(resolve_executor(executor, project.executor), judged.root,
+                                  progress=get_run_logger().info)
     plan = plan_evaluation(Path(workspace), Path(contract), runner, judged, None, project)
     customs = [c for c in plan.contract.success_criteria if c.verification_method is VerificationMethod.custom]
     plan = replace(plan, strategies=[s for s in plan.strategies if s.type is StrategyType.unit_test],

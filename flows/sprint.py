@@ -28,12 +28,15 @@ from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.runs import (
     BLOCKED,
     NEEDS_REWORK,
+    FailureKind,
     ends_in_error_states,
     eval_links_markdown,
     failed_names,
     flow,
     joined,
     run_flow,
+    shortened,
+    verdict_heading,
     verdict_state,
 )
 from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
@@ -223,18 +226,20 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
         remove_tree(tree)
 
 
-def _finish(path: Path, contract: SprintContract, status: ContractStatus) -> None:
+def _finish(workspace: Path, path: Path, contract: SprintContract, status: ContractStatus) -> None:
     if transition(contract, status):
         write_contract(path, contract)
-    _emit(contract, status.value)
+    _emit(workspace, contract, status.value)
 
 
-def _emit(contract: SprintContract, outcome: str) -> None:
+def _emit(workspace: Path, contract: SprintContract, outcome: str) -> None:
+    """The contract's event; its payload names the workspace, so an automation acts on this one."""
     emit_event(event=f"sprintflow.contract.{outcome}",
                resource={"prefect.resource.id": f"sprintflow.contract.{contract.contract_id}",
                          "prefect.resource.name": contract.title},
                payload={"contractId": contract.contract_id, "specId": contract.spec_id,
-                        "iterations": len(contract.iteration_history), "lastEvalId": contract.last_eval_id})
+                        "iterations": len(contract.iteration_history), "lastEvalId": contract.last_eval_id,
+                        "workspace": str(workspace)})
 
 
 @flow(name="sprint", log_prints=True)
@@ -244,7 +249,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
                 retry_rework: bool = False, restart: bool = False) -> State[dict[str, str]]:
     """Run every contract that is not completed, in dependency order.
 
-    The run ends Completed when every contract completed, ``NeedsRework`` when any
+    The run ends Completed when every contract completed, else Failed: ``NeedsRework`` when any
     ran out of iterations, else ``Blocked`` when any could not run (see
     :mod:`sprintflow.runs`); each state carries the outcomes (``run_flow`` returns them).
 
@@ -289,16 +294,16 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
     verdict, failed_as = sprint_verdict(outcomes)
     print(verdict)
     create_markdown_artifact(_summary_markdown(loaded, outcomes, verdict), key="sprint-summary",
-                             description=verdict[:250])
+                             description=shortened(verdict))
     return verdict_state(outcomes, failed_as, verdict)
 
 
-def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, str | None]:
-    """The sprint's verdict line and the name of its Failed state (None: every contract completed).
+def sprint_verdict(outcomes: dict[str, str]) -> tuple[str, FailureKind | None]:
+    """The sprint's verdict line and the kind of its failure (None: every contract completed).
 
     Example:
         >>> sprint_verdict({"c-1": "needs-rework", "c-2": "blocked"})
-        ('NEEDS-REWORK c-1; blocked: c-2', 'NeedsRework')
+        ('NEEDS-REWORK c-1; blocked: c-2', FailureKind(name='NeedsRework', cause='code'))
         >>> sprint_verdict({"c-1": "completed"})
         ('COMPLETED c-1', None)
     """
@@ -319,19 +324,19 @@ def _run_one(sprint: _Sprint, path: Path, contract: SprintContract, limit: int, 
     blockers = [d for d in contract.depends_on if outcomes.get(d) != "completed"]
     if blockers:
         print(f"{contract.contract_id} is blocked by {', '.join(blockers)}")
-        _emit(contract, "blocked")
+        _emit(sprint.workspace, contract, "blocked")
         return "blocked"
     status = _iterate(sprint, path, contract, limit)
     if not isinstance(status, ContractStatus):
         print(f"{contract.contract_id} is blocked by its environment, not its code (no iteration spent): {status}")
-        _emit(contract, "blocked")
+        _emit(sprint.workspace, contract, "blocked")
         return "blocked"
-    _finish(path, contract, status)
+    _finish(sprint.workspace, path, contract, status)
     return status.value
 
 
 def _summary_markdown(loaded: dict, outcomes: dict[str, str], verdict: str) -> str:
-    lines = [f"# {verdict}", "", "| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
+    lines = [verdict_heading(verdict) + "| contract | outcome | iterations | last eval |", "|---|---|---|---|"]
     for cid, outcome in outcomes.items():
         contract = loaded[cid][1]
         lines.append(f"| {cid} | {outcome} | {len(contract.iteration_history)} | {contract.last_eval_id or ''} |")

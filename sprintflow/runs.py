@@ -1,25 +1,35 @@
-"""What a flow run tells an operator: its final state, its verdict line, links to its EvalResults.
+"""What a flow run tells an operator: its final state, its verdict, links to its EvalResults.
 
 A Prefect flow run's state is the first thing an operator (and an automation)
-sees, so sprintflow's flows end in a state that says the verdict:
+sees. The Prefect UI's own views (a deployment's runs, the Runs page's Failed
+filter) select runs by state *name* among Prefect's standard names, so every
+failure ends in the standard ``Failed`` state (type FAILED), never a name of our
+own, which those views would hide. What kind of failure it was is said three ways:
 
-==============  =========  ====================================================
-state name      type       when
-==============  =========  ====================================================
-Completed       COMPLETED  the contract passed; every contract of a sprint completed
-ContractFailed  FAILED     an evaluation: the code under test failed its contract
-NeedsRework     FAILED     a sprint: a contract ran out of iterations
-Blocked         FAILED     a contract could not be judged: its environment broke
-                           (a missing tool, no network), or a dependency did not complete
-InvalidInput    FAILED     something the user gave is wrong (exit code 2 in the CLI)
-NoVerdict       FAILED     the machinery failed, not the code (exit code 3 in the CLI)
-Failed          FAILED     a bug in sprintflow (its traceback is in the run's logs)
-Crashed         CRASHED    the process running the flow died
-==============  =========  ====================================================
+- the state message starts with the kind and its cause:
+  ``NeedsRework (code): NEEDS-REWORK c-1``; the state's event
+  (``prefect.flow-run.Failed``) carries it as ``prefect.state-message``, which an
+  automation matches on (``NeedsRework*``);
+- the run is tagged ``verdict:<kind>`` and ``failure:<cause>``, which the UI shows
+  on the run and filters by (the event's related tags do not have them: the server
+  caches a run's tags for its events from its first state on);
+- the state's data, for Python callers (:func:`failure_kind`).
 
-Prefect emits ``prefect.flow-run.<state name>`` for each, which automations key on.
-Tasks follow the same rule: a strategy or criterion that fails ends its task run
-Failed (``StrategyFailed``, ``CriterionFailed``).
+==============  ===========  ==================================================
+kind            cause        when
+==============  ===========  ==================================================
+ContractFailed  code         an evaluation: the code under test failed its contract
+NeedsRework     code         a sprint: a contract ran out of iterations
+Blocked         environment  a contract could not be judged: its environment broke
+                             (a missing tool, no network), or a dependency did not complete
+InvalidInput    input        something the user gave is wrong (exit code 2 in the CLI)
+NoVerdict       environment  the machinery failed, not the code (exit code 3 in the CLI)
+==============  ===========  ==================================================
+
+A run that passed ends ``Completed``; a bug in sprintflow ends plain ``Failed``
+with its traceback in the run's logs and no ``verdict:`` tag; a process that died
+ends ``Crashed``. Tasks follow the same rule: a strategy or criterion that fails
+ends its task run ``Failed`` (kinds ``StrategyFailed``, ``CriterionFailed``).
 
 Python callers get the judged value back with :func:`run_flow`, whether it passed
 or failed; an error that stopped the run is raised as itself.
@@ -30,9 +40,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from prefect import Flow
 from prefect.states import Completed, Failed, State
@@ -48,48 +60,90 @@ __all__ = [
     "NEEDS_REWORK",
     "NO_VERDICT",
     "STRATEGY_FAILED",
-    "VERDICT_STATES",
+    "FailureKind",
     "Verdict",
     "error_state",
     "eval_artifacts_under",
     "eval_links_markdown",
     "ends_in_error_states",
     "failed_names",
+    "failure_kind",
+    "outcome_label",
+    "tag_flow_run",
     "flow",
     "flow_run_url",
     "joined",
     "run_flow",
+    "shortened",
     "state_value",
     "task_value",
+    "verdict_heading",
+    "verdict_line_of",
     "verdict_state",
     "without_heartbeats",
 ]
 
-CONTRACT_FAILED = "ContractFailed"
-NEEDS_REWORK = "NeedsRework"
-BLOCKED = "Blocked"
-INVALID_INPUT = "InvalidInput"
-NO_VERDICT = "NoVerdict"
-STRATEGY_FAILED = "StrategyFailed"
-CRITERION_FAILED = "CriterionFailed"
-VERDICT_STATES = frozenset({CONTRACT_FAILED, NEEDS_REWORK, BLOCKED, STRATEGY_FAILED, CRITERION_FAILED})
-"""Failed states that carry a verdict (their data is the judged value), not an error."""
+Cause = Literal["code", "environment", "input"]
+
+
+@dataclass(frozen=True)
+class FailureKind:
+    """What kind of failure a Failed state is, and whose fault: the code under test, the environment, the input.
+
+    Example:
+        >>> NEEDS_REWORK.tags
+        ('verdict:needs-rework', 'failure:code')
+        >>> BLOCKED.message("c-1 is blocked")
+        'Blocked (environment): c-1 is blocked'
+    """
+
+    name: str
+    """The kind, in the state message: ``NeedsRework``."""
+    cause: Cause
+    """Whose fault it is: ``code`` (the agent's), ``environment`` (a broken machine), ``input`` (the user's)."""
+
+    @property
+    def tag(self) -> str:
+        """The kind as a run tag: ``verdict:needs-rework``."""
+        return "verdict:" + re.sub(r"(?<!^)(?=[A-Z])", "-", self.name).lower()
+
+    @property
+    def tags(self) -> tuple[str, str]:
+        """The run's tags for this kind: the verdict and the cause (``failure:environment``)."""
+        return self.tag, f"failure:{self.cause}"
+
+    def message(self, line: str) -> str:
+        """The state message: the kind and its cause, then the verdict line (one line, at most 1000 characters)."""
+        return f"{self.name} ({self.cause}): {line}"[:1000]
+
+
+CONTRACT_FAILED = FailureKind("ContractFailed", "code")
+NEEDS_REWORK = FailureKind("NeedsRework", "code")
+BLOCKED = FailureKind("Blocked", "environment")
+INVALID_INPUT = FailureKind("InvalidInput", "input")
+NO_VERDICT = FailureKind("NoVerdict", "environment")
+STRATEGY_FAILED = FailureKind("StrategyFailed", "code")
+CRITERION_FAILED = FailureKind("CriterionFailed", "code")
 
 T = TypeVar("T")
 logger = logging.getLogger("sprintflow.runs")
 
 
 class Verdict(Exception):
-    """The data of a verdict's Failed state: the judged value, under the verdict line.
+    """The data of a verdict's Failed state: the judged value, under the verdict line, and its kind.
 
     An exception because Prefect raises a Failed run's data where it insists on a
     value (a deployment run's process, ``state.result()``); :func:`state_value`
     unwraps it.
     """
 
-    def __init__(self, value: Any, message: str):
+    def __init__(self, value: Any, message: str, kind: FailureKind):
         super().__init__(message)
         self.value = value
+        self.kind = kind
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled across processes (Dask workers): keep every field
+        return Verdict, (self.value, str(self), self.kind)
 
 
 class _OurFailuresInOneLine(logging.Filter):
@@ -109,34 +163,81 @@ class _OurFailuresInOneLine(logging.Filter):
 logging.getLogger("prefect.flow_runs").addFilter(_OurFailuresInOneLine())
 
 
-def verdict_state(value: T, failed_as: str | None, message: str) -> State[T]:
-    """What a flow or task returns: Completed when it passed, else Failed under the verdict's name.
+def verdict_state(value: T, failed_as: FailureKind | None, line: str) -> State[T]:
+    """What a flow or task returns: Completed when it passed, else the standard Failed with the verdict's kind.
 
-    Either way the state carries ``value`` and a one-line ``message`` the UI shows.
+    Either way the state carries ``value`` and a one-line message the UI shows:
+    the verdict line, after the kind and its cause when it failed.
 
     Example:
         >>> state = verdict_state({"c-1": "needs-rework"}, NEEDS_REWORK, "c-1 needs rework")
         >>> state.type.value, state.name, state.message
-        ('FAILED', 'NeedsRework', 'c-1 needs rework')
+        ('FAILED', 'Failed', 'NeedsRework (code): c-1 needs rework')
         >>> verdict_state(1, None, "passed").name
         'Completed'
     """
     if failed_as is None:
-        return Completed(message=message, data=value)
-    return Failed(name=failed_as, message=message, data=Verdict(value, message))
+        return Completed(message=line[:1000], data=value)
+    return Failed(message=failed_as.message(line), data=Verdict(value, line, failed_as))
 
 
 def error_state(error: SprintflowError) -> State[Any]:
-    """The Failed state of a run stopped by one of our errors: its one-line message, no traceback.
+    """The Failed state of a run stopped by one of our errors: its kind and its one-line message, no traceback.
 
     Example:
         >>> from sprintflow.errors import WorkspaceError
         >>> state = error_state(WorkspaceError("workspace /x does not exist"))
         >>> state.name, state.message
-        ('InvalidInput', 'workspace /x does not exist')
+        ('Failed', 'InvalidInput (input): workspace /x does not exist')
     """
-    name = NO_VERDICT if error.exit_code == 3 else INVALID_INPUT
-    return Failed(name=name, message=str(error), data=error)
+    return Failed(message=_error_kind(error).message(str(error)), data=error)
+
+
+def _error_kind(error: SprintflowError) -> FailureKind:
+    return NO_VERDICT if error.exit_code == 3 else INVALID_INPUT
+
+
+def failure_kind(state: Any) -> FailureKind | None:
+    """The kind of a Failed state of ours (:func:`verdict_state`, :func:`error_state`); None for any other.
+
+    Example:
+        >>> failure_kind(verdict_state(1, BLOCKED, "c-1 is blocked")).name
+        'Blocked'
+        >>> failure_kind(verdict_state(1, None, "passed")) is None
+        True
+    """
+    if not isinstance(state, State) or not state.is_failed():
+        return None
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, Verdict):
+        return data.kind
+    if isinstance(data, SprintflowError):
+        return _error_kind(data)
+    return None
+
+
+def verdict_line_of(state: State[Any]) -> str:
+    """The verdict line a state of ours carries, without its kind: what a run that ends as this one repeats.
+
+    Example:
+        >>> verdict_line_of(verdict_state(1, NEEDS_REWORK, "NEEDS-REWORK c-1"))
+        'NEEDS-REWORK c-1'
+    """
+    data = state.result(raise_on_failure=False) if state.is_failed() else None
+    if isinstance(data, Verdict):
+        return str(data)
+    return state.message or str(state.name or "")
+
+
+def outcome_label(state: State[Any]) -> str:
+    """How a finished run ended, in a word or two: ``Completed``, ``Failed: NeedsRework``, ``Crashed``.
+
+    Example:
+        >>> outcome_label(verdict_state(1, NEEDS_REWORK, "c-1"))
+        'Failed: NeedsRework'
+    """
+    kind = failure_kind(state)
+    return f"{state.name}: {kind.name}" if kind else str(state.name)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -179,26 +280,57 @@ def flow(**options: Any) -> Callable[[Callable[P, R]], Flow[P, R]]:
 
 
 def ends_in_error_states(fn: F) -> F:
-    """Wrap a flow function so one of our errors ends its run in :func:`error_state`.
+    """Wrap a flow function so one of our errors ends its run in :func:`error_state`, and a failure is tagged.
 
     Prefect would log the error with a traceback and call the state plain
-    ``Failed``; an operator needs the one line that says what to fix, and
-    automations need to tell bad input (``InvalidInput``) from a broken machine
-    (``NoVerdict``). A Python caller still gets the error raised (the state's data).
+    ``Failed`` with no word of what went wrong; an operator needs the one line that
+    says what to fix, and automations need to tell bad input (``InvalidInput``)
+    from a broken machine (``NoVerdict``). A Python caller still gets the error
+    raised (the state's data). Every failure of ours, a verdict or an error, tags
+    the run (:func:`tag_flow_run`).
     """
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            returned = fn(*args, **kwargs)
         except SprintflowError as error:
             _log_error(error)
-            return error_state(error)
+            returned = error_state(error)
+        kind = failure_kind(returned)
+        if kind is not None:
+            tag_flow_run(kind)
+        return returned
 
     # Prefect builds the run's parameter model from the signature; its annotations, strings under
     # `from __future__ import annotations`, would be read in this module, which knows none of the
     # flow's types (its parameter models): give it them read in the flow's own module.
     wrapper.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def tag_flow_run(kind: FailureKind) -> None:
+    """Add the kind's tags (``verdict:needs-rework``, ``failure:code``) to the flow run this code runs in.
+
+    Before the run's final state is set: whoever sees the run failed sees its tags.
+    A server that refuses the update costs the run its tags, not its verdict: logged.
+    """
+    import httpx
+    from prefect.client.orchestration import get_client
+    from prefect.context import FlowRunContext
+    from prefect.exceptions import PrefectException
+
+    context = FlowRunContext.get()
+    run = context.flow_run if context else None
+    if run is None:
+        return
+    tags = list(dict.fromkeys([*run.tags, *kind.tags]))
+    try:
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(run.id, tags=tags)
+    except (PrefectException, httpx.HTTPError) as error:  # the API's refusals and a server gone away
+        logger.warning("could not tag flow run %s with %s: %s", run.id, ", ".join(kind.tags), error)
+        return
+    run.tags = tags
 
 
 def _log_error(error: SprintflowError) -> None:
@@ -252,10 +384,10 @@ def state_value(state: State[Any]) -> Any:
     Raises:
         the error of a run that ended in any other Failed or Crashed state.
     """
-    if state.is_failed() and state.name in VERDICT_STATES:
-        verdict = state.result(raise_on_failure=False)
-        return verdict.value if isinstance(verdict, Verdict) else verdict
-    return state.result(raise_on_failure=True)
+    try:
+        return state.result(raise_on_failure=True)
+    except Verdict as verdict:
+        return verdict.value
 
 
 def task_value(future: Any) -> Any:
@@ -292,6 +424,41 @@ def joined(names: Iterable[str], limit: int = 5) -> str:
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
+
+def verdict_heading(verdict: str) -> str:
+    r"""A summary artifact's top: the verdict's first line as its heading, any other lines below it as text.
+
+    A line break inside a markdown heading ends it, and what follows would run into the page unmarked.
+
+    Example:
+        >>> verdict_heading("InvalidInput: 2 problems\nc-1.json: line 3: bad\n")
+        '# InvalidInput: 2 problems\n\nc-1.json: line 3: bad\n\n'
+        >>> verdict_heading("COMPLETED c-1")
+        '# COMPLETED c-1\n\n'
+    """
+    first, _, rest = verdict.strip().partition("\n")
+    body = "\n".join(line.rstrip() for line in rest.strip().splitlines())
+    return f"# {first.strip()}\n\n" + (f"{body}\n\n" if body else "")
+
+
+def shortened(text: str, limit: int = 250) -> str:
+    r"""``text`` on one line in at most ``limit`` characters: cut at a word boundary, with an ellipsis.
+
+    For artifact descriptions, which the UI shows whole on a card, where a word cut in two reads as a typo.
+
+    Example:
+        >>> shortened("NEEDS-REWORK sprint-spec-1, sprint-spec-2", limit=30)
+        'NEEDS-REWORK sprint-spec-1…'
+        >>> shortened("short\nenough")
+        'short enough'
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit - 1]
+    if flat[limit - 1] != " " and " " in cut:  # mid-word: back to the last space (a single huge word is cut)
+        cut = cut[:cut.rindex(" ")]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def eval_artifacts_under(flow_run_id: Any) -> list[Any]:

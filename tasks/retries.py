@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sprintflow.errors import InfrastructureError
-from sprintflow.runs import VERDICT_STATES
+from sprintflow.runs import failure_kind
 
 __all__ = ["retry_on_infrastructure"]
 
@@ -17,7 +17,7 @@ def retry_on_infrastructure(task, task_run, state) -> bool:
         >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
         ... def call_engine() -> None: ...
     """
-    if state.name in VERDICT_STATES:
+    if failure_kind(state) is not None:
         return False  # a strategy that failed is a verdict, never retried
     try:
         state.result(raise_on_failure=True)

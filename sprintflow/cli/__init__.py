@@ -66,7 +66,7 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     module, attribute = FLOWS[name].split(":")
     flow = getattr(importlib.import_module(module), attribute)
-    from sprintflow.runs import flow_run_url, state_value, without_heartbeats
+    from sprintflow.runs import flow_run_url, outcome_label, state_value, without_heartbeats
 
     global _flow_ran
     _flow_ran = True
@@ -74,7 +74,7 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
         state = flow(*args, return_state=True, **kwargs)
     url = flow_run_url(state.state_details.flow_run_id)
     if url:
-        click.echo(f"sprintflow: flow run {url} ({state.name})", err=True)
+        click.echo(f"sprintflow: flow run {url} ({outcome_label(state)})", err=True)
     return state_value(state)
 
 

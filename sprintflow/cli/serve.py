@@ -38,7 +38,9 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     and a relative contract against the workspace. Uses the configured Prefect server,
     else the background one (started if needed: its deployments stay when serve
     exits); the first line it prints says which. PREFECT_RUNNER_POLL_FREQUENCY
-    (default 10 s) is how often it looks for runs.
+    (default 10 s) is how often it looks for runs. A deployment run never falls back to
+    the host: with executor auto and no Docker engine it ends Failed (NoVerdict); serve
+    warns at start when no engine answers.
     """
     from sprintflow.server import ensure_prefect_api
     from sprintflow.serving import load_prefect_yaml
@@ -76,4 +78,15 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
                f"(UI {settings.ui_url}); runs start in {os.environ['SPRINTFLOW_ROOT']}; "
                f"limit {name} = {slots} container(s); automations: {', '.join(automations) or 'none'}",
                err=True)
+    _warn_without_docker()
     prefect_serve(*deployments, limit=limit, print_starting_message=False)
+
+
+def _warn_without_docker() -> None:
+    """Say at start what a missing Docker engine will do to the runs: end them, never unsandboxed."""
+    from sprintflow.evaluate.executors import docker_available
+
+    if not docker_available():
+        click.echo("sprintflow: warning: no Docker engine answers: runs with executor auto or docker will end "
+                   "Failed (NoVerdict) until one does; executor local runs them on this host, unsandboxed",
+                   err=True)

@@ -8,6 +8,7 @@ Teams with a registry skip this and point ``executor.image`` at any image.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -18,6 +19,9 @@ from pathlib import Path
 
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.schemas import DEFAULT_IMAGE
+
+_log = logging.getLogger("sprintflow.sandbox").info
+"""Where progress goes unless the caller says: a log, never stdout (it may carry a --json document)."""
 
 __all__ = ["APT_PACKAGES", "PIP_PACKAGES", "SANDBOX_UID", "build_sandbox_image"]
 
@@ -62,7 +66,7 @@ def _run(argv: list[str], log: Path, **kwargs) -> None:
 
 def build_sandbox_image(tag: str = DEFAULT_IMAGE, *, suite: str = "bookworm",
                         mirror: str | None = None, extra_packages: list[str] | None = None,
-                        progress: Callable[[str], object] = print) -> str:
+                        progress: Callable[[str], object] = _log) -> str:
     """Build ``tag`` from Debian packages and ``docker import`` it; returns the image id.
 
     Needs root, ``debootstrap`` and a running Docker engine. Takes ~2 minutes.

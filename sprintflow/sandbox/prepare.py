@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["PreparedSandbox", "prepare_sandbox", "suite_base_image", "with_project_sandbox"]
 
 Progress = Callable[[str], object]
+
+_log = logging.getLogger("sprintflow.sandbox").info
+"""Where progress goes unless the caller says: a log, never stdout (it may carry a --json document)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ def suite_base_image(suite: str, default_base: str, progress: Progress) -> str:
 
 
 def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
-                    progress: Progress = print) -> PreparedSandbox | None:
+                    progress: Progress = _log) -> PreparedSandbox | None:
     """Build (or find) the layers ``workspace`` needs; None when the base image serves it as it is.
 
     Raises:
@@ -115,7 +119,7 @@ def _describe(runtimes, suite: str, node_version: str | None, plan, image: str) 
     return "; ".join(parts)
 
 
-def with_project_sandbox(executor: Executor, workspace: Path, progress: Progress = print) -> Executor:
+def with_project_sandbox(executor: Executor, workspace: Path, progress: Progress = _log) -> Executor:
     """``executor`` set up to run in ``workspace``'s own sandbox (Docker only; before any strategy runs).
 
     A local executor, or a Docker one configured with an image of the project's

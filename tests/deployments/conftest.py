@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,11 @@ from sprintflow.server import start_server, stop_server, wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+"""Test output kept for people to look at (screenshots of the Prefect UI); not committed."""
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 
 
 def deployed_flows():
@@ -84,3 +92,34 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.5):
             return value
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@contextmanager
+def serving(env: dict[str, str], folder: Path, *options: str) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """``sprintflow serve [OPTIONS]`` (every deployment) started in ``folder``, polling for runs every second."""
+    from tests.fixtures.sprint.make_workspace import ENGINE
+
+    log = (folder / "serve.log").open("wb")
+    env = {**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1", "SPRINTFLOW_GENERATOR_ENGINE": f"{sys.executable} {ENGINE}"}
+    process = subprocess.Popen([sys.executable, "-m", "sprintflow", "serve", *options], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, cwd=folder)
+    try:
+        yield process, folder / "serve.log"
+    finally:
+        if process.poll() is None:
+            process.terminate()  # serve pauses its schedules on the way out
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        log.close()
+
+
+def served_ready(process: subprocess.Popen, log: Path, client):
+    """The sprint deployment once serve has said it serves: its deployments, automations and Docker host
+    limit are all in place then (an earlier test of the session may have left the same on the server, so
+    their presence alone proves nothing about this serve)."""
+    assert process.poll() is None, f"sprintflow serve exited: {log.read_text()[-2000:]}"
+    if "sprintflow: serving " not in log.read_text():
+        return None
+    return client.read_deployment_by_name("sprint-workspace/manual-sprint")

@@ -83,11 +83,11 @@ def test_an_installed_wheel_serves_and_runs_a_deployment(installed, server_env, 
                 return "\n".join(entry.message for entry in client.read_logs(log_filter=LogFilter(
                     flow_run_id=LogFilterFlowRunId(any_=[run.id]))))
 
-            wait_until(lambda: "Finished in state ContractFailed" in logs(), 60, "the run's last logs")
+            wait_until(lambda: "Finished in state Failed('ContractFailed (code): " in logs(), 60, "the run's last logs")
             time.sleep(3)  # anything the run's process logs after its state (it would be a traceback)
             text = logs()
         # The tiny workspace has no state.txt yet: its contract fails, and the run says so.
-        assert (run.state.type.value, run.state.name) == ("FAILED", "ContractFailed"), \
+        assert (run.state.type.value, run.state.name) == ("FAILED", "Failed"), \
             (tmp_path / "serve.log").read_text()[-3000:]
         assert "FAIL sprint-spec-tiny-1 (iteration 1): " in text
         assert "Traceback" not in text and "Engine execution exited" not in text  # a verdict, not a crash

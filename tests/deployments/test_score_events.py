@@ -29,6 +29,7 @@ def _runs_of(client, deployment_id) -> list:
 
 def test_a_score_drop_is_an_event_and_the_automation_rescores(use_server, tmp_path, monkeypatch):
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
     deployed = deployed_flows()
     root = tmp_path / "scoring"
@@ -40,10 +41,19 @@ def test_a_score_drop_is_an_event_and_the_automation_rescores(use_server, tmp_pa
 
     first = deployed.score_skill_scheduled(deployed.ScoreParams(workspace=str(root), skill="triage",
                                                                 engine=ENGINE))
-    second = deployed.score_skill_scheduled(deployed.ScoreParams(
-        workspace=str(root), skill="triage", engine=ENGINE, prompt="prompts/triage-old.md"))
+    state = deployed.score_skill_scheduled(deployed.ScoreParams(
+        workspace=str(root), skill="triage", engine=ENGINE, prompt="prompts/triage-old.md"), return_state=True)
+    second = state.result()
     assert (first["score"], first["previousScore"]) == (1.0, None)
     assert second["previousScore"] == 1.0 and second["score"] < 1.0
+    # The run says what it did, on itself: its message and its own summary artifact.
+    assert state.message.startswith(f"SCORED triage {second['score']:.3f} ({second['passed']}/{second['total']} "
+                                    "cases); dropped 1.000 before"), state.message
+    with get_client(sync_client=True) as client:
+        [summary] = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]),
+            key=ArtifactFilterKey(any_=["score-skill-scheduled-summary"])))
+    assert summary.data.startswith(f"# {state.message}\n\nFailed cases: `")
 
     from prefect.events.worker import EventsWorker
 

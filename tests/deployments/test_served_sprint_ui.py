@@ -5,21 +5,15 @@ and the EvalResult summary checked in the Prefect UI with headless Chromium.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import time
 
 import pytest
 
-from .conftest import ARTIFACTS, ROOT, wait_until
+from .conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FINAL, ROOT, served_ready, serving, wait_until
 
 sys.path.insert(0, str(ROOT))
-from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+from tests.fixtures.sprint.make_workspace import make_workspace
 
 pytestmark = pytest.mark.slow
 
@@ -27,34 +21,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def served(server_env, tmp_path):
     """``sprintflow serve`` (every deployment) in a subprocess, polling for runs every second."""
-    log = (tmp_path / "serve.log").open("wb")
-    env = {**server_env, "PREFECT_RUNNER_POLL_FREQUENCY": "1",
-           "SPRINTFLOW_GENERATOR_ENGINE": f"{sys.executable} {ENGINE}"}
-    process = subprocess.Popen([sys.executable, "-m", "sprintflow", "serve"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, cwd=tmp_path)
-    try:
-        yield process, tmp_path / "serve.log"
-    finally:
-        if process.poll() is None:
-            process.terminate()  # serve pauses its schedules on the way out
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        log.close()
-
-
-def _ready(process: subprocess.Popen, client):
-    """The sprint deployment once serve has also created its automations (it does that last)."""
-    from prefect.exceptions import ObjectNotFound
-
-    assert process.poll() is None, "sprintflow serve exited"
-    if not client.read_automations_by_name("sprintflow-score-dropped"):
-        return None
-    try:
-        return client.read_deployment_by_name("sprint-workspace/manual-sprint")
-    except ObjectNotFound:
-        return None
+    with serving(server_env, tmp_path) as process_and_log:
+        yield process_and_log
 
 
 def _children(client, parent_id, flow_name: str | None = None) -> list:
@@ -76,7 +44,7 @@ def test_a_served_sprint_runs_and_its_eval_result_shows_in_the_ui(use_server, se
     process, serve_log = served
     workspace = make_workspace(tmp_path / "ws")
     with get_client(sync_client=True) as client:
-        deployment = wait_until(lambda: _ready(process, client), 90, "the served deployments")
+        deployment = wait_until(lambda: served_ready(process, serve_log, client), 90, "the served deployments")
         names = {a.name for a in client.read_automations()}
         assert {"sprintflow-contract-needs-rework", "sprintflow-score-dropped"} <= names
         assert client.read_global_concurrency_limit_by_name("docker-host-local").limit >= 1

@@ -54,11 +54,13 @@ def test_a_triggered_sprint_ends_as_its_verdict_logs_it_and_links_every_eval_res
     params = flows.SprintParams(workspace=str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
                                 max_iterations=1)
     run, logs = _run(flows.sprint_workspace, params)
-    assert (run.state.type.value, run.state.name) == ("FAILED", "NeedsRework")
+    assert (run.state.type.value, run.state.name) == ("FAILED", "Failed")
+    assert run.state.message == "NeedsRework (code): NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2"
     assert "NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2" in logs
-    # Automations key on the state's event: prefect.flow-run.NeedsRework, about this run.
-    events = wait_until(lambda: _state_events(run.id, "NeedsRework"), 60, "the NeedsRework event")
+    # Automations key on the state's event: prefect.flow-run.Failed, about this run, with its message.
+    events = wait_until(lambda: _state_events(run.id, "Failed"), 60, "the Failed event")
     assert events[0].resource.id == f"prefect.flow-run.{run.id}"
+    assert events[0].resource["prefect.state-message"].startswith("NeedsRework (code): ")
 
     params = params.model_copy(update={"max_iterations": 3, "retry_rework": True})
     run, logs = _run(flows.sprint_workspace, params)
@@ -108,10 +110,11 @@ def test_a_sprint_without_an_engine_ends_invalid_input_in_one_line_without_a_tra
         monkeypatch.delenv(name, raising=False)
     flows = deployed_flows()
     run, logs = _run(flows.sprint_workspace, flows.SprintParams(workspace=str(make_workspace(tmp_path / "ws"))))
-    assert (run.state.type.value, run.state.name) == ("FAILED", "InvalidInput")
-    assert run.state.message.startswith("no engine for the generator: fill in the engine field, set ")
+    assert (run.state.type.value, run.state.name) == ("FAILED", "Failed")
+    assert run.state.message.startswith("InvalidInput (input): no engine for the generator: fill in the engine "
+                                        "field, set ")
     assert "Traceback" not in logs and "--engine" not in logs
-    assert f"error: {run.state.message}" in logs
+    assert f"error: {run.state.message.removeprefix('InvalidInput (input): ')}" in logs
 
 
 def test_paths_resolve_as_in_the_cli_the_workspace_from_here_the_contract_in_the_workspace(use_server, tmp_path,
@@ -130,7 +133,8 @@ def test_paths_resolve_as_in_the_cli_the_workspace_from_here_the_contract_in_the
 
     missing = params.model_copy(update={"contract": "nowhere.json"})
     run, logs = _run(flows.evaluate_workspace, missing)
-    assert (run.state.type.value, run.state.name) == ("FAILED", "InvalidInput")
-    assert run.state.message == (f"contract nowhere.json not found: neither {workspace / 'nowhere.json'} (in the "
-                                 f"workspace) nor {Path(tmp_path) / 'nowhere.json'} (in the current folder) exists")
+    assert (run.state.type.value, run.state.name) == ("FAILED", "Failed")
+    assert run.state.message == ("InvalidInput (input): contract nowhere.json not found: neither "
+                                 f"{workspace / 'nowhere.json'} (in the workspace) nor "
+                                 f"{Path(tmp_path) / 'nowhere.json'} (in the current folder) exists")
     assert "Traceback" not in logs

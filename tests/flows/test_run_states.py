@@ -39,13 +39,19 @@ def _evaluate(workspace: Path, **kwargs):
                              **kwargs)
 
 
+FAILED = ("FAILED", "Failed")  # the standard name, which the UI's failure views select by
+
+
 def test_a_failed_contract_ends_failed_as_contract_failed_and_its_failing_tasks_fail(prefect_harness, tmp_path):
     workspace = make_workspace(tmp_path / "ws")  # no state.txt: the build and the custom criterion fail
     run, tasks = _server_run(_evaluate(workspace))
-    assert (run.state.type.value, run.state.name) == ("FAILED", "ContractFailed")
-    assert run.state.message.startswith("FAIL sprint-spec-tiny-1 (iteration 1): ")
-    assert (tasks["build"].type.value, tasks["build"].name) == ("FAILED", "StrategyFailed")
-    assert (tasks["custom-sc-1-2"].type.value, tasks["custom-sc-1-2"].name) == ("FAILED", "CriterionFailed")
+    assert (run.state.type.value, run.state.name) == FAILED
+    assert run.state.message.startswith("ContractFailed (code): FAIL sprint-spec-tiny-1 (iteration 1): ")
+    assert {"verdict:contract-failed", "failure:code"} <= set(run.tags)
+    assert (tasks["build"].type.value, tasks["build"].name) == FAILED
+    assert tasks["build"].message.startswith("StrategyFailed (code): fail: ")
+    assert (tasks["custom-sc-1-2"].type.value, tasks["custom-sc-1-2"].name) == FAILED
+    assert tasks["custom-sc-1-2"].message.startswith("CriterionFailed (code): fail: ")
     # The verdict is the run's value, not an error: Python callers get the EvalResult back.
     result = run_flow(evaluate_flow, str(workspace), str(workspace / CONTRACT), executor="local", iteration=2)
     assert result.overall_result == "fail"
@@ -57,6 +63,7 @@ def test_a_passed_contract_ends_completed_with_its_verdict_line(prefect_harness,
     run, tasks = _server_run(_evaluate(workspace))
     assert (run.state.type.value, run.state.name) == ("COMPLETED", "Completed")
     assert run.state.message.startswith("PASS sprint-spec-tiny-1 (iteration 1): ")
+    assert not [tag for tag in run.tags if tag.startswith(("verdict:", "failure:"))]
     assert {state.name for state in tasks.values()} == {"Completed"}
 
 
@@ -65,8 +72,10 @@ def test_bad_input_ends_invalid_input_in_one_line_and_the_caller_gets_the_error(
     (workspace / CONTRACT).write_text("{")
     state = _evaluate(workspace)
     run, _ = _server_run(state)
-    assert (run.state.type.value, run.state.name) == ("FAILED", "InvalidInput")
+    assert (run.state.type.value, run.state.name) == FAILED
+    assert run.state.message.startswith("InvalidInput (input): ")
     assert len(run.state.message.splitlines()) == 1 and "invalid JSON" in run.state.message
+    assert {"verdict:invalid-input", "failure:input"} <= set(run.tags)
     with pytest.raises(DocumentError):
         run_flow(evaluate_flow, str(workspace), str(workspace / CONTRACT), executor="local")
 
@@ -80,8 +89,9 @@ def test_a_sprint_out_of_iterations_ends_needs_rework_and_its_failing_iteration_
         state = sprint_flow(str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
                             max_iterations=1, return_state=True)
     run, _ = _server_run(state)
-    assert (run.state.type.value, run.state.name) == ("FAILED", "NeedsRework")
-    assert run.state.message == "NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2"
+    assert (run.state.type.value, run.state.name) == FAILED
+    assert run.state.message == "NeedsRework (code): NEEDS-REWORK sprint-spec-tiny-1; blocked: sprint-spec-tiny-2"
+    assert {"verdict:needs-rework", "failure:code"} <= set(run.tags)
     with get_client(sync_client=True) as client:
         children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
             parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run.id])))
@@ -89,7 +99,8 @@ def test_a_sprint_out_of_iterations_ends_needs_rework_and_its_failing_iteration_
         names = {child.id: client.read_flow(child.flow_id).name for child in children}
     assert sorted(names.values()) == ["evaluate", "reference"]
     [iteration] = [child for child in children if names[child.id] == "evaluate"]
-    assert (iteration.state.type.value, iteration.state.name) == ("FAILED", "ContractFailed")
+    assert (iteration.state.type.value, iteration.state.name) == FAILED
+    assert "verdict:contract-failed" in iteration.tags  # each run is tagged with its own verdict
     assert run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {ENGINE}", executor="local",
                     max_iterations=2, retry_rework=True) == {"sprint-spec-tiny-1": "completed",
                                                              "sprint-spec-tiny-2": "completed"}
@@ -105,8 +116,9 @@ def test_a_contract_its_environment_blocks_ends_blocked_not_failed_by_its_code(p
     with without_heartbeats():
         state = sprint_flow(str(workspace), engine=f"{sys.executable} {cheater} honest", return_state=True)
     run, _ = _server_run(state)
-    assert (run.state.type.value, run.state.name) == ("FAILED", "Blocked")
-    assert run.state.message.startswith("BLOCKED ")
+    assert (run.state.type.value, run.state.name) == FAILED
+    assert run.state.message.startswith("Blocked (environment): BLOCKED ")
+    assert {"verdict:blocked", "failure:environment"} <= set(run.tags)
 
 
 def test_flow_runs_started_without_heartbeats_send_none_and_keep_every_other_setting(prefect_harness):
