@@ -3,9 +3,9 @@
 Every deployment run holds its workspace's global concurrency limit (``workspace-<name>-<hash>``,
 one slot, created on first use) for as long as it works there, so a second run on the same
 workspace — two schedules, a schedule and a click, an automation — waits for the first to end
-instead of colliding with it. While it waits its state says so (``AwaitingWorkspace``, a
-Running state whose message names the workspace), and it goes on as ``Running`` when its turn
-comes. The limits show on the server's Concurrency page; a lease whose holder died expires
+instead of colliding with it. While it waits its state says so (``AwaitingConcurrencySlot``, a
+Running state whose message names the workspace: one of the state names the Prefect UI lists, so
+the deployment page shows the waiting run), and it goes on as ``Running`` when its turn comes. The limits show on the server's Concurrency page; a lease whose holder died expires
 within a minute (:mod:`sprintflow.concurrency`).
 
 A sprintflow command at a terminal holds the workspace's file lock instead
@@ -29,7 +29,7 @@ from sprintflow.io.locks import workspace_lock
 
 __all__ = ["AWAITING_WORKSPACE", "held_lock", "workspace_limit_name", "workspace_turn"]
 
-AWAITING_WORKSPACE = "AwaitingWorkspace"
+AWAITING_WORKSPACE = "AwaitingConcurrencySlot"
 
 
 def workspace_limit_name(folder: Path, host: str | None = None) -> str:

@@ -70,7 +70,7 @@ def test_a_second_run_on_a_workspace_waits_for_the_first_and_both_end_with_their
         first = client.create_flow_run_from_deployment(deployment.id, parameters=params(1))
         wait_until(lambda: _holding(client, limit_name), 120, "the first run to hold the workspace")
         second = client.create_flow_run_from_deployment(deployment.id, parameters=params(2))
-        waiting = wait_until(lambda: _named(client, second.id, "AwaitingWorkspace"), 120, "the second to wait")
+        waiting = wait_until(lambda: _named(client, second.id, "AwaitingConcurrencySlot"), 120, "the second to wait")
         assert waiting.type.value == "RUNNING" and str(workspace) in waiting.message
         assert client.read_flow_run(first.id).state.type.value not in FINAL  # it waits on a run at work
 
@@ -83,7 +83,7 @@ def test_a_second_run_on_a_workspace_waits_for_the_first_and_both_end_with_their
     assert second_run.state.type.value == "FAILED" and second_run.state.name != "InvalidInput"
     assert "sprint-spec-tiny-2" in second_run.state.message, second_run.state.message
     # It waited, then went on: its turn came only after the first let go of the workspace.
-    after = history[history.index("AwaitingWorkspace") + 1:]
+    after = history[history.index("AwaitingConcurrencySlot") + 1:]
     assert after[0] == "Running" and after[-1] == second_run.state.name
     assert (limit.limit, limit.active_slots) == (1, 0)
     results = {n: json.loads((workspace / f".sprintflow/evals/eval-sprint-spec-tiny-{n}-1.json").read_text())

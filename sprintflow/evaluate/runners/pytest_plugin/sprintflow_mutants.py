@@ -43,7 +43,7 @@ _STATUS = {_PASSED: "survived", _FAILED: "killed", _UNPATCHED: "unpatched", _BRO
 _POLL_S = 0.002
 
 
-_IMPORT_CALLS = set()
+_IMPORT_CALLS: set[tuple[str, int]] = set()
 """The changed functions that ran while the tests were collected (their modules imported)."""
 
 
