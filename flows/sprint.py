@@ -39,7 +39,7 @@ from sprintflow.runs import (
 from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
-from sprintflow.sprint.engines import resolve_engine
+from sprintflow.sprint.engines import engine_label, resolve_engine
 from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
@@ -69,6 +69,8 @@ class _Sprint:
     engine: str
     executor: str | None
     tester: str | None
+    label: str = ""
+    """The engine's name in the history (:func:`~sprintflow.sprint.engines.engine_label`)."""
 
     @property
     def project(self) -> ProjectConfig:
@@ -214,7 +216,7 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
     try:
         result = run_flow(evaluate_flow, str(sprint.workspace), str(path), executor=sprint.executor,
                           iteration=iteration, blocking_issues=blocking, notes=notes,
-                          usage=generator_usage(entry, sprint.engine), config=sprint.project.to_dict(),
+                          usage=generator_usage(entry, sprint.label or sprint.engine), config=sprint.project.to_dict(),
                           tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
                           references=str(_references(sprint, contract)),
                           tester_mutation=(entry.get("tester") or {}).get("mutation"))
@@ -273,8 +275,9 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         print(f"Judged by the configuration pinned at {pin.pinned_at} from {pin.source or 'the defaults'}")
         folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
         loaded = load_contracts(folder)
-        sprint = _Sprint(root, pin, folder, resolve_engine("generator", explicit=engine, config=project.engines),
-                         executor, tester_engine(project))
+        command = resolve_engine("generator", explicit=engine, config=project.engines)
+        sprint = _Sprint(root, pin, folder, command, executor, tester_engine(project),
+                         engine_label(command, labels=project.engines.labels, workspace=root))
         limit = max_iterations or project.evaluator.max_iterations
         order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
         progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")

@@ -152,9 +152,9 @@ def _trend_lines(weeks: pd.DataFrame, span: int = 4) -> list[str]:
 def _green_line(green: pd.DataFrame) -> list[str]:
     done = green[green["green"]]
     if done.empty:
-        return [f"  no contract has passed yet ({len(green)} evaluated)"]
+        return [f"  no sprint has passed yet ({len(green)} evaluated)"]
     median = float(done["iterations_to_green"].median())
-    return [(f"  {_pct(len(done) / len(green))} of {len(green):,} contracts went green; iterations to "
+    return [(f"  {_pct(len(done) / len(green))} of {len(green):,} sprints went green; iterations to "
              f"green: median {median:g}, mean {float(done['iterations_to_green'].mean()):.2f}; "
              f"mean {done['hours_to_green'].mean():.1f} h from first evaluation to green")]
 
