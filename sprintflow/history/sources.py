@@ -26,7 +26,8 @@ from sprintflow.schemas import EvalResult
 from .dataset import EVALS, as_table, parse_since, read_table
 from .records import criterion_methods, eval_rows
 
-__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History", "bug_rows",
+__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "SYNTHETIC_NOTE", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History",
+           "bug_rows",
            "eval_file_rows", "load_history", "score_rows", "testrun_rows", "unit_test_rows"]
 
 BUG_COLUMNS = ["bug_id", "event", "status", "from_status", "unit", "test_name", "severity",
@@ -38,6 +39,8 @@ SCORE_COLUMNS = ["recorded_at", "skill", "prompt_file", "prompt_sha256", "cases_
 """Scorer rows; the epoch columns are empty for runs of one epoch (and for rows written before epochs)."""
 TESTRUN_COLUMNS = ["run_id", "recorded_at", "total", "passed", "failed", "skipped", "crashed",
                     "duration_ms", "acceptance_coverage", "contract_coverage", "next_action"]
+SYNTHETIC_NOTE = "SYNTHETIC.txt"
+"""A file of a history folder that says its rows are made up (a demo), and by what: reports say so."""
 UNIT_TEST_COLUMNS = ["run_id", "recorded_at", "test", "passed"]
 """One row per test of a TestRun: its ``passed_tests`` (passed) and ``failures`` (failed)."""
 
@@ -183,6 +186,8 @@ class History:
     """One row per test of each test run (:func:`unit_test_rows`)."""
     problems: list[str] = field(default_factory=list)
     """Lines or files that could not be read (skipped, never fatal)."""
+    synthetic: str | None = None
+    """What the history folder's :data:`SYNTHETIC_NOTE` says: set for a made-up demo history."""
 
 
 def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd.DataFrame:
@@ -218,4 +223,15 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
         testruns=_after(_testrun_frame(runs), "recorded_at", since),
         tests=_after(_unit_test_frame(runs), "recorded_at", since),
         problems=problems,
+        synthetic=_synthetic_note(directory),
     )
+
+
+def _synthetic_note(directory: Path) -> str | None:
+    path = directory / SYNTHETIC_NOTE
+    if not path.is_file():
+        return None
+    try:
+        return read_text(path).strip()[:500] or "synthetic"
+    except (DocumentError, OSError):
+        return "synthetic (its note is unreadable)"

@@ -63,7 +63,8 @@ __all__ = [
     "wilson_interval",
 ]
 
-REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "eval_id", "spec_id", "contract_id", "iteration", "name", "method", "required", "result",
+REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "eval_id", "spec_id", "contract_id", "iteration", "name",
+                  "method", "required", "result",
                   "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd", "engine",
                   "executor", "test_run", "mutants", "kill_rate", "tester_kill_rate"]
 """The ``evals`` columns these functions read: load only these for a big history."""
@@ -525,9 +526,10 @@ def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["workspace", "contract_id", "iteration", "timestamp"]
     runs = _kind(evals, "evaluation", *keys, "engine", "tester_kill_rate").drop_duplicates(keys)
-    runs["engine"] = runs["engine"].fillna("(not recorded)")
+    runs["engine"] = _engine_names(runs["engine"])
     checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate").dropna(subset=["mutants", "kill_rate"])
-    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left").fillna({"engine": "(not recorded)"})
+    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left")
+    checked["engine"] = _engine_names(checked["engine"])
     checked = checked.assign(mutants=checked["mutants"].astype(np.int64),
                              killed=(checked["mutants"] * checked["kill_rate"]).round().astype(np.int64))
     generator = checked.groupby("engine").agg(evaluations=("mutants", "size"), mutants=("mutants", "sum"),

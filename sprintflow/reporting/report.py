@@ -47,6 +47,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
     page: PageData | None = None
     """What the interactive page embeds (None when built without it)."""
+    synthetic: str | None = None
+    """Set when the history is a made-up demo (:attr:`~sprintflow.history.sources.History.synthetic`)."""
 
     def summary_lines(self) -> list[str]:
         """The short text summary, one finding per line."""
@@ -103,7 +105,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
     page_data = build_page_data(history, workspace=details, to_green=to_green,
                                 criterion_greens=criterion_greens) if page else None
     return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems),
-                  page=page_data)
+                  page=page_data, synthetic=history.synthetic)
 
 
 def _pct(value: float) -> str:
@@ -119,6 +121,8 @@ def _summary(report: Report) -> list[str]:
     lines = [f"sprintflow report: {c['evaluations']:,} evaluations, {c['strategy results']:,} strategy "
              f"and {c['criterion results']:,} criterion results"
              + (f" since {report.since}" if report.since else "")]
+    if report.synthetic:
+        lines.insert(0, f"SYNTHETIC DEMO DATA, not a real history: {report.synthetic}")
     if not c["evaluations"]:
         return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"]
     lines += _trend_lines(t["pass-rate-by-week"])

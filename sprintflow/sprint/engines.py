@@ -110,7 +110,8 @@ def engine_label(command: str, *, labels: Mapping[str, str] | None = None, works
         'claude'
         >>> engine_label("python3 /opt/a.py", labels={"engine-a": "python3 /opt/a.py"})
         'engine-a'
-        >>> engine_label("python3 /home/ann/ws-3/fix.py --key /home/ann/k", workspace="/home/ann/ws-3", home="/home/ann")
+        >>> engine_label("python3 /home/ann/ws-3/fix.py --key /home/ann/k", workspace="/home/ann/ws-3",
+        ...              home="/home/ann")
         'python3 ./fix.py --key ~/k'
     """
     expanded = expand_engine(command)

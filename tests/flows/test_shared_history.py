@@ -14,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sprintflow.evaluate.result import contract_evals, load_eval
+from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.history.sources import load_history
 from sprintflow.reporting import analytics as r
@@ -70,9 +72,10 @@ def test_each_figure_counts_every_sprint_of_a_history_shared_by_six_workspaces(s
     assert not b["green"].any() and b["iterations"].tolist() == [3, 3, 3] and b["hours_to_green"].isna().all()
 
     engines = r.engine_comparison(evals).set_index("engine")
-    assert engines.loc["engine-a", ["evaluations", "passed", "sprints", "green", "first_pass"]].tolist() == [6, 3, 3, 3, 0]
+    counts = ["evaluations", "passed", "sprints", "green", "first_pass"]
     b_name = b["engine"].iloc[0]
-    assert engines.loc[b_name, ["evaluations", "passed", "sprints", "green", "first_pass"]].tolist() == [9, 0, 3, 0, 0]
+    assert engines.loc["engine-a", counts].tolist() == [6, 3, 3, 3, 0]
+    assert engines.loc[b_name, counts].tolist() == [9, 0, 3, 0, 0]
     assert engines.loc["engine-a", "cost_per_sprint"] == pytest.approx(0.126)
     assert engines.loc[b_name, "cost_per_sprint"] == pytest.approx(0.033)
     assert engines.loc["engine-a", "cost_per_green_sprint"] == pytest.approx(0.126)
@@ -106,7 +109,8 @@ def test_the_report_and_its_page_file_each_sprint_under_its_engine(shared):
     started = page.activity.groupby("engine")["sprints"].sum().to_dict()
     assert started == {"engine-a": 3, "python3 ./engine_b.py 0 0.011 300": 3}
     cost = page.activity.groupby("engine")["cost"].sum()
-    assert cost["engine-a"] == pytest.approx(0.378) and cost["python3 ./engine_b.py 0 0.011 300"] == pytest.approx(0.099)
+    assert cost["engine-a"] == pytest.approx(0.378)
+    assert cost["python3 ./engine_b.py 0 0.011 300"] == pytest.approx(0.099)
     # Every sampled evaluation opens its own EvalResult, read from the workspace it ran in.
     assert len(page.evaluations) == 15
     assert {e["workspace"] for e in page.evaluations} == {str(w) for w in workspaces}
@@ -115,3 +119,24 @@ def test_the_report_and_its_page_file_each_sprint_under_its_engine(shared):
         stored = json.loads((Path(evaluation["workspace"]) / ".sprintflow" / "evals"
                              / f"{evaluation['eval_id']}.json").read_text())
         assert stored["iteration"] == evaluation["iteration"] and stored["judged"]["pinId"] == evaluation["sprint_run"]
+
+
+def test_an_iteration_evaluated_twice_keeps_both_evalresults_and_the_history_points_to_each(prefect_harness,
+                                                                                           tmp_path):
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace / "state.txt").write_text("1")
+    contract = str(workspace / ".sprintflow" / "contracts" / f"{CONTRACT}.json")
+    first = run_flow(evaluate_flow, str(workspace), contract, executor="local")
+    (workspace / "state.txt").write_text("2")
+    second = run_flow(evaluate_flow, str(workspace), contract, executor="local")
+    assert first.iteration == second.iteration == 1 and first.eval_id != second.eval_id
+    assert (first.overall_result, second.overall_result) == ("fail", "pass")
+    kept = contract_evals(workspace, CONTRACT)
+    assert [r.eval_id for r in kept] == [first.eval_id, second.eval_id]
+    assert load_eval(workspace, CONTRACT, 1) == second
+    evals = load_history(workspace).evals
+    rows = evals[evals["kind"] == "evaluation"]
+    assert sorted(rows["eval_id"].astype(str)) == sorted([first.eval_id, second.eval_id])
+    page = build_report(load_history(workspace), workspace=str(workspace)).page
+    assert page is not None
+    assert {page.details[e["key"]]["summary"] for e in page.evaluations} == {first.summary, second.summary}
