@@ -199,7 +199,8 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     """The workspace's history: Parquet rows, unrecorded eval files, bugs, scores and test runs.
 
     Args:
-        workspace: the workspace whose logs are read (bugs, scores, runs, eval files).
+        workspace: the workspace whose logs are read (bugs, scores, runs, eval files); the bugs and
+            test runs of every other workspace the history names are read too, where they still are.
         since: keep only what happened at or after this date or time (UTC unless given).
         directory: the history folder (default: the workspace's history folder).
         columns: the ``evals`` columns to load (default all); fewer columns, less memory.
@@ -215,16 +216,30 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     if not files.empty:
         files = _after(files, "timestamp", since)
         evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
-    runs = _test_run_documents(workspace, problems)
+    # A shared history holds many workspaces: their test runs and bugs are read where they live.
+    homes = _workspaces(workspace, evals)
+    runs = [document for home in homes for document in _test_run_documents(home, problems)]
+    bugs = pd.concat([bug_rows(home, problems) for home in homes], ignore_index=True)
     return History(
         evals=evals,
-        bugs=_after(bug_rows(workspace, problems), "updated_at", since),
+        bugs=_after(bugs, "updated_at", since),
         scores=_after(score_rows(workspace, problems), "recorded_at", since),
         testruns=_after(_testrun_frame(runs), "recorded_at", since),
         tests=_after(_unit_test_frame(runs), "recorded_at", since),
         problems=problems,
         synthetic=_synthetic_note(directory),
     )
+
+
+def _workspaces(workspace: Path, evals: pd.DataFrame) -> list[Path]:
+    """``workspace`` first, then every other workspace the history names that is still a folder here."""
+    homes = [workspace.resolve()]
+    named = evals["workspace"].dropna().unique() if "workspace" in evals else []  # by codes: cheap
+    for name in sorted(str(value) for value in named):
+        home = Path(name)
+        if home.is_absolute() and home not in homes and home.is_dir():
+            homes.append(home)
+    return homes
 
 
 def _synthetic_note(directory: Path) -> str | None:

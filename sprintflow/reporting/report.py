@@ -84,6 +84,8 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "criteria-coverage": coverage,
         "flaky-strategies": r.flaky_strategies(evals),
         "flaky-tests": r.flaky_tests(evals, history.tests),
+        "test-history": r.test_history(history.tests, bugs),
+        "test-outcomes": r.test_outcomes(history.tests),
         "regressions-by-week": r.regressions_over_time(evals),
         "bug-summary": r.bug_summary(bugs),
         "bug-activity": r.bug_activity(bugs),
