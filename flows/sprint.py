@@ -41,6 +41,7 @@ from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import engine_label, resolve_engine
 from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
+from sprintflow.sprint.generator import RAW_KEPT
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
 from sprintflow.sprint.prompt import generator_prompt
@@ -105,9 +106,10 @@ def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict
     workspace, project = sprint.workspace, sprint.project
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
     judge = sprint.judge(contract)
-    entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine,
-                          generator_prompt(contract, iteration, previous), project.engines.timeout,
+    prompt = generator_prompt(contract, iteration, previous)
+    entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine, prompt, project.engines.timeout,
                           sprint.hidden(), judge.discarded())
+    entry["prompt"] = prompt[:RAW_KEPT]  # the transcript the report's drill-down shows (masked there)
     entry["change"] = judge.judge_step().to_dict()
     entry.update(pinId=sprint.pin.baseline.pin_id, contractRevision=contract.revision())
     if project.sprint.branch_pattern:

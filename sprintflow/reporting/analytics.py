@@ -65,7 +65,7 @@ __all__ = [
     "wilson_interval",
 ]
 
-REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "eval_id", "spec_id", "contract_id", "iteration", "name",
+REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "run_id", "eval_id", "spec_id", "contract_id", "iteration", "name",
                   "method", "required", "result",
                   "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd", "engine",
                   "executor", "test_run", "mutants", "kill_rate", "tester_kill_rate"]

@@ -67,7 +67,8 @@
       const results = (map) => Object.entries(map).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${outcome(v)}</td></tr>`).join("");
       let body = `<h2>${esc(r.eval_id)} <span class="${esc(r.result)}">${esc(r.result)}</span></h2>
         <p class="note">${esc(r.at)} UTC · contract ${esc(r.contract_id)} · iteration ${r.iteration} · engine ${esc(r.engine)}
-        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}</p>`;
+        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}
+        ${r.workspace ? " · workspace " + esc(r.workspace) : ""}${r.flow_run ? ` · <a href="${esc(r.flow_run)}" target="_blank" rel="noopener">its Prefect flow run</a>` : ""}</p>`;
       if (d) {
         body += `<h3>Summary</h3><pre>${esc(d.summary)}</pre>`;
         body += `<h3>Feedback to the generator (${d.feedback.length})</h3><table>${d.feedback.map((f) =>
@@ -79,6 +80,9 @@
         body += `<h3>Criteria</h3><table>${d.criteria.map((c) => `<tr><td>${esc(c.id)}</td><td>${outcome(c.result)}</td>
           <td>${esc(c.evidence)}${c.feedback ? "<br><span class='note'>" + esc(c.feedback) + "</span>" : ""}</td></tr>`).join("")}</table>`;
         if (d.regressions.length) body += `<h3>Regressions</h3><ul>${d.regressions.map((g) => `<li>${esc(g)}</li>`).join("")}</ul>`;
+        const step = (title, s) => s ? `<h3>${title}</h3><details><summary>prompt (${s.prompt.length.toLocaleString("en")} characters shown)</summary>
+          <pre>${esc(s.prompt)}</pre></details><details open><summary>answer</summary><pre>${esc(s.answer)}</pre></details>` : "";
+        body += step("Generator", d.generator) + step("Tester", d.tester);
       } else {
         body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
           evaluation of the same id): what the history recorded follows.</p>

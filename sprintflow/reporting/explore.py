@@ -34,6 +34,7 @@ import pandas as pd
 
 from sprintflow.history.sources import History
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.io.secrets import mask_secrets
 from sprintflow.reporting import analytics as r
 
 __all__ = [
@@ -59,6 +60,8 @@ DETAIL_LIMIT = 400
 TEST_LIMIT = 300
 TEXT_LIMIT = 1500
 """Characters kept of any one text (a summary, a strategy's output) in a detail."""
+TRANSCRIPT_LIMIT = 6000
+"""Characters kept of an engine's prompt and of its answer in a detail (the journal keeps 20,000)."""
 NEVER = 99
 """The iterations-to-green value of a contract or criterion that never went green."""
 
@@ -200,8 +203,8 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     criterion_greens = r.criterion_greens(evals) if criterion_greens is None else criterion_greens
     key = _evaluation_keys(evals)
     is_eval = (evals["kind"] == "evaluation").to_numpy()
-    columns = ["eval_id", "workspace", "contract_id", "sprint_run", "iteration", "result", "timestamp", "engine",
-               "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
+    columns = ["eval_id", "workspace", "contract_id", "sprint_run", "run_id", "iteration", "result", "timestamp",
+               "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
     evaluations = evals.loc[is_eval, [c for c in columns if c in evals.columns]].copy()
     evaluations = evaluations.assign(**{c: None for c in columns if c not in evaluations.columns})
     sprints = r.sprint_ids(evals)
@@ -229,7 +232,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     )
     days = evaluations["day"].astype(object).dropna()
     data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
-    data.evaluations = _sample(evals, evaluations, key, to_green)
+    data.evaluations = _sample(evals, evaluations, key, to_green, _flow_run_page())
     data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
     data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
                    "named contracts": len(named), "sampled evaluations": len(data.evaluations)}
@@ -412,8 +415,19 @@ def _scores(scores: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- the drill-down sample
 
 
-def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_green: pd.DataFrame
-            ) -> list[dict[str, Any]]:
+def _flow_run_page() -> str | None:
+    """Where the Prefect UI shows a flow run (``…/runs/flow-run/<id>``), when a server is configured."""
+    from sprintflow.settings import configured_api_url
+
+    api = configured_api_url()
+    if not api:
+        return None
+    ui = api.rstrip("/").removesuffix("/api")
+    return f"{ui}/runs/flow-run/"
+
+
+def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_green: pd.DataFrame,
+            flow_runs: str | None = None) -> list[dict[str, Any]]:
     """The newest evaluations of each day and result, with their strategy and criterion results."""
     picked = evaluations.sort_values("timestamp", ascending=False, kind="stable")
     picked = picked.groupby(["day", "result"], observed=True, sort=False).head(SAMPLE_PER_DAY).head(SAMPLE_LIMIT)
@@ -436,6 +450,7 @@ def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_
             "contract_id": str(row.contract_id), "iteration": int(row.iteration), "result": str(row.result),
             "workspace": None if pd.isna(row.workspace) else str(row.workspace),
             "sprint_run": None if pd.isna(row.sprint_run) else str(row.sprint_run),
+            "flow_run": f"{flow_runs}{row.run_id}" if flow_runs and not pd.isna(row.run_id) else None,
             "engine": str(row.engine), "executor": str(row.executor),
             "hash": None if pd.isna(row.workspace_hash) else str(row.workspace_hash)[:12],
             "strategies": parts_of["strategy"], "criteria": parts_of["criterion"],
@@ -460,7 +475,9 @@ def eval_details(workspace: Path | str | None, records: list[dict[str, Any]]) ->
 
     Returns:
         ``key -> {summary, feedback[], strategies[{name, result, details, diagnostics[]}],
-        criteria[{id, result, evidence, feedback}], regressions[]}``, texts capped.
+        criteria[{id, result, evidence, feedback}], regressions[]}``, texts capped; for a sprint's
+        iteration also ``generator{prompt, answer, …}`` and ``tester{prompt, answer, …}`` from its journal,
+        credentials masked.
     """
     details: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -475,8 +492,45 @@ def eval_details(workspace: Path | str | None, records: list[dict[str, Any]]) ->
         if not isinstance(doc, dict) or pd.Timestamp(doc.get("timestamp", "")).strftime("%Y-%m-%d %H:%M") \
                 != record["at"]:
             continue
-        details[record["key"]] = _excerpt(doc)
+        details[record["key"]] = {**_excerpt(doc), **_transcript(Path(home), record)}
     return details
+
+
+def _masked(text: Any, limit: int = TRANSCRIPT_LIMIT) -> str:
+    return _cut(mask_secrets(text if isinstance(text, str) else ""), limit)
+
+
+def _transcript(workspace: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """The sprint iteration's engine steps, from its journal: the generator's prompt and answer, the
+    tester's; masked and cut. Only the journal of the same sprint run (its pin) is this evaluation's:
+    a later sprint of the contract writes the same iteration's journal anew."""
+    if not record.get("sprint_run"):
+        return {}
+    layout = WorkspaceLayout(workspace)
+    try:
+        entry = json.loads(layout.journal_file(record["contract_id"], record["iteration"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError, Exception):  # noqa: BLE001 - a missing or foreign journal only costs the transcript
+        return {}
+    if not isinstance(entry, dict) or entry.get("pinId") != record["sprint_run"]:
+        return {}
+    generator = {"ok": entry.get("ok"), "reason": _masked(entry.get("reason"), 300),
+                 "prompt": _masked(entry.get("prompt")), "answer": _masked(entry.get("raw")),
+                 "stderr": _masked(entry.get("stderr"), 1500), "cost": entry.get("costUsd"),
+                 "tokens": [entry.get("inputTokens"), entry.get("outputTokens")]}
+    out: dict[str, Any] = {"generator": generator}
+    tester = entry.get("tester")
+    if isinstance(tester, dict) and isinstance(tester.get("runId"), str):
+        folder = layout.runs_dir / tester["runId"]
+
+        def text(name: str) -> str:
+            try:
+                return (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return ""
+
+        out["tester"] = {"mode": tester.get("mode"), "run": tester["runId"], "summary": tester.get("summary"),
+                         "prompt": _masked(text("prompt.txt")), "answer": _masked(text("engine.txt"))}
+    return out
 
 
 def _excerpt(doc: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,10 @@ from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.history.sources import load_history
 from sprintflow.reporting import analytics as r
-from sprintflow.reporting.report import build_report
+from sprintflow.reporting.report import build_report, write_report
 from sprintflow.runs import run_flow
 from tests.fixtures.sprint.make_workspace import make_workspace
+from tests.reporting.test_html import _open, sync_playwright  # noqa: F401  (the browser fixture)
 
 ENGINE = Path(__file__).resolve().parents[1] / "fixtures" / "sprint" / "priced_engine.py"
 ENGINE_A = f"python3 {ENGINE} 2 0.063 1200"
@@ -95,8 +96,10 @@ def test_each_figure_counts_every_sprint_of_a_history_shared_by_six_workspaces(s
     assert set(methods) == {"build", "custom"}
 
 
-def test_the_report_and_its_page_file_each_sprint_under_its_engine(shared):
+def test_the_report_and_its_page_file_each_sprint_under_its_engine(shared, monkeypatch):
     history, workspaces = shared
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4999/api")  # a server the page links runs to
+    evals = load_history(workspaces[3], directory=history).evals
     report = build_report(load_history(workspaces[3], directory=history, columns=r.REPORT_COLUMNS),
                           workspace=str(workspaces[3]))
     summary = report.summary_text()
@@ -119,6 +122,15 @@ def test_the_report_and_its_page_file_each_sprint_under_its_engine(shared):
         stored = json.loads((Path(evaluation["workspace"]) / ".sprintflow" / "evals"
                              / f"{evaluation['eval_id']}.json").read_text())
         assert stored["iteration"] == evaluation["iteration"] and stored["judged"]["pinId"] == evaluation["sprint_run"]
+        # The drill-down reaches the transcript of the iteration, and the flow run that evaluated it.
+        detail = page.details[evaluation["key"]]
+        assert f"iteration {evaluation['iteration']})" in detail["generator"]["prompt"]
+        assert "sc-1-2" in detail["generator"]["prompt"]
+        answer = detail["generator"]["answer"]
+        assert f"iteration {evaluation['iteration']}: state.txt written" in answer
+        assert "sk-ant-" not in answer and "***" in answer
+        run_ids = set(evals.loc[evals["eval_id"] == evaluation["eval_id"], "run_id"].astype(str))
+        assert {evaluation["flow_run"]} == {f"http://127.0.0.1:4999/runs/flow-run/{run}" for run in run_ids}
 
 
 def test_an_iteration_evaluated_twice_keeps_both_evalresults_and_the_history_points_to_each(prefect_harness,
@@ -140,3 +152,21 @@ def test_an_iteration_evaluated_twice_keeps_both_evalresults_and_the_history_poi
     page = build_report(load_history(workspace), workspace=str(workspace)).page
     assert page is not None
     assert {page.details[e["key"]]["summary"] for e in page.evaluations} == {first.summary, second.summary}
+
+
+def test_engine_bs_0_percent_bar_can_be_clicked_and_lists_all_its_evaluations(shared, sync_playwright, tmp_path):  # noqa: F811
+    history, workspaces = shared
+    report = build_report(load_history(workspaces[0], directory=history, columns=r.REPORT_COLUMNS),
+                          workspace=str(workspaces[0]))
+    path = write_report(report, tmp_path / "out")["html"]
+    with sync_playwright() as playwright:
+        browser, page, errors = _open(playwright, path, [])
+        try:
+            bar = '#charts path[aria-roledescription="bar"][aria-label*="engine: python3 ./engine_b.py"]'
+            page.locator(f'{bar}[aria-label*="pass rate [95%]: 0.0%"]').last.click()  # the row, not the 0-wide bar
+            page.wait_for_function("document.querySelector('#drill h2').textContent.includes('engine_b.py')")
+            assert page.locator("#drill tbody tr").count() == 9
+            assert page.inner_text("#drill .count").startswith("9 of the sampled evaluations match")
+        finally:
+            browser.close()
+    assert not errors
