@@ -201,7 +201,7 @@ def synthetic_evals(evaluations: int = 2000, *, seed: int = 7, weeks: int = 26,
     frame = pd.concat([_evaluation_rows(rng, evals), strategies, _with_eval(criteria, evals, "criterion")],
                       ignore_index=True)
     frame["workspace"] = workspace
-    frame["image"] = np.where(frame["executor"] == "docker", "sprintflow-sandbox:latest", None)
+    frame["image"] = frame["executor"].map({"docker": "sprintflow-sandbox:latest"})  # none for local
     frame["recorded_at"] = frame["timestamp"]
     return frame
 

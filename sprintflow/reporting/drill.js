@@ -44,6 +44,21 @@
       if (name === "pick_engine") return `engine ${value.engine[0]}`;
       return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
     };
+    // How many evaluations the click stands for, from the page's exact day-level sums (null where the
+    // sums cannot tell: a strategy or criterion filter narrows evaluations the evaluation cube does not split).
+    const cubeRows = (spec.datasets && spec.datasets.outcomes) || [];
+    const total = (name, value) => {
+      const narrowed = filter("strategy") !== ALL || filter("criterion") !== ALL;
+      const level = name === "pick_strategy" ? "strategy" : name === "pick_criterion" ? "criterion" : "evaluation";
+      if (name === "pick_green" || (narrowed && level === "evaluation")) return null;
+      return cubeRows.filter((c) => c.level === level && c.day >= filter("from") && c.day <= filter("to")
+        && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || c[k] === filter(k))
+        && (name !== "pick_engine" || c.engine === value.engine[0])
+        && (name !== "pick_strategy" || c.name === value.name[0])
+        && (name !== "pick_criterion" || (c.name === value.name[0] && inPeriod(c, value.period[0])))
+        && (name !== "pick_period" || inPeriod(c, value.period[0])))
+        .reduce((sum, c) => sum + c.passed + c.failed + c.skipped, 0);
+    };
     const render = () => {
       if (!active) { drill.hidden = true; return; }
       const [name, value] = active;
@@ -52,7 +67,9 @@
         : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
       drill.hidden = false;
       drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;
+      const all = total(name, value);
       drill.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} of the sampled evaluations match` +
+        (all == null ? "" : ` (of ${all.toLocaleString("en")} in the history: ${(all - rows.length).toLocaleString("en")} not sampled)`) +
         (rows.length > LIMIT ? `; the first ${LIMIT} are listed` : "") +
         ` (the report keeps the newest ${PER_DAY} per day and result` +
         (TRIMMED ? ", and only the most recent of those that fit in the page" : "") + "). Click one to open it.";

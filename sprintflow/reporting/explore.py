@@ -207,7 +207,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
                "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
     evaluations = evals.loc[is_eval, [c for c in columns if c in evals.columns]].copy()
     evaluations = evaluations.assign(**{c: None for c in columns if c not in evaluations.columns})
-    sprints = r.sprint_ids(evals)
+    sprints = evals["sprint"].to_numpy() if "sprint" in evals.columns else r.sprint_ids(evals)
     evaluations["key"] = key[is_eval]
     evaluations["sprint"] = sprints[is_eval]
     evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)

@@ -166,7 +166,8 @@ def test_engine_bs_0_percent_bar_can_be_clicked_and_lists_all_its_evaluations(sh
             page.locator(f'{bar}[aria-label*="pass rate [95%]: 0.0%"]').last.click()  # the row, not the 0-wide bar
             page.wait_for_function("document.querySelector('#drill h2').textContent.includes('engine_b.py')")
             assert page.locator("#drill tbody tr").count() == 9
-            assert page.inner_text("#drill .count").startswith("9 of the sampled evaluations match")
+            assert page.inner_text("#drill .count").startswith(
+                "9 of the sampled evaluations match (of 9 in the history: 0 not sampled)")
         finally:
             browser.close()
     assert not errors
