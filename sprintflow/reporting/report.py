@@ -124,7 +124,7 @@ def _summary(report: Report) -> list[str]:
              f"and {c['criterion results']:,} criterion results"
              + (f" since {report.since}" if report.since else "")]
     if report.synthetic:
-        lines.insert(0, f"SYNTHETIC DEMO DATA, not a real history: {report.synthetic}")
+        lines.append(f"  SYNTHETIC DEMO DATA, not a real history: {report.synthetic}")
     if not c["evaluations"]:
         return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"]
     lines += _trend_lines(t["pass-rate-by-week"])

@@ -70,7 +70,7 @@ def test_the_command_writes_a_labelled_history_whose_every_evaluation_opens(tmp_
     assert (result.overall_result, result.iteration, result.executor.kind) == (row.result, row.iteration, row.executor)
     assert result.judged is not None and result.judged.pin_id == row.sprint_run
     report = build_report(history, workspace=str(tmp_path / "ws"))
-    assert report.summary_lines()[0].startswith("SYNTHETIC DEMO DATA, not a real history: Synthetic demo history")
+    assert report.summary_lines()[1].startswith("  SYNTHETIC DEMO DATA, not a real history: Synthetic demo history")
     assert report.page is not None and set(report.page.details) == {e["key"] for e in report.page.evaluations}
 
 
