@@ -42,8 +42,9 @@ from sprintflow.runs import (
 from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
-from sprintflow.sprint.engines import resolve_engine
+from sprintflow.sprint.engines import engine_label, resolve_engine
 from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
+from sprintflow.sprint.generator import RAW_KEPT
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
 from sprintflow.sprint.prompt import generator_prompt
@@ -72,6 +73,8 @@ class _Sprint:
     engine: str
     executor: str | None
     tester: str | None
+    label: str = ""
+    """The engine's name in the history (:func:`~sprintflow.sprint.engines.engine_label`)."""
 
     @property
     def project(self) -> ProjectConfig:
@@ -106,9 +109,10 @@ def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict
     workspace, project = sprint.workspace, sprint.project
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
     judge = sprint.judge(contract)
-    entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine,
-                          generator_prompt(contract, iteration, previous), project.engines.timeout,
+    prompt = generator_prompt(contract, iteration, previous)
+    entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine, prompt, project.engines.timeout,
                           sprint.hidden(), judge.discarded())
+    entry["prompt"] = prompt[:RAW_KEPT]  # the transcript the report's drill-down shows (masked there)
     entry["change"] = judge.judge_step().to_dict()
     entry.update(pinId=sprint.pin.baseline.pin_id, contractRevision=contract.revision())
     if project.sprint.branch_pattern:
@@ -217,7 +221,7 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
     try:
         result = run_flow(evaluate_flow, str(sprint.workspace), str(path), executor=sprint.executor,
                           iteration=iteration, blocking_issues=blocking, notes=notes,
-                          usage=generator_usage(entry, sprint.engine), config=sprint.project.to_dict(),
+                          usage=generator_usage(entry, sprint.label or sprint.engine), config=sprint.project.to_dict(),
                           tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
                           references=str(_references(sprint, contract)),
                           tester_mutation=(entry.get("tester") or {}).get("mutation"))
@@ -278,8 +282,9 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
         print(f"Judged by the configuration pinned at {pin.pinned_at} from {pin.source or 'the defaults'}")
         folder = Path(contracts).resolve() if contracts else WorkspaceLayout(root).contracts_dir
         loaded = load_contracts(folder)
-        sprint = _Sprint(root, pin, folder, resolve_engine("generator", explicit=engine, config=project.engines),
-                         executor, tester_engine(project))
+        command = resolve_engine("generator", explicit=engine, config=project.engines)
+        sprint = _Sprint(root, pin, folder, command, executor, tester_engine(project),
+                         engine_label(command, labels=project.engines.labels, workspace=root))
         limit = max_iterations or project.evaluator.max_iterations
         order = dependency_order({cid: c for cid, (_, c) in loaded.items()})
         progress = create_progress_artifact(progress=0.0, description="Contracts finished in this sprint run")

@@ -55,6 +55,10 @@ class EngineConfig(ConfigSection):
     scorer: str | None = None
     """The engine ``sprintflow score`` runs a skill's cases with."""
     timeout: float = Field(default=900, gt=0)
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Names for engine command lines in the history and reports: ``{"engine-a" = "python3 /opt/a.py"}``.
+    Unnamed engines are called by their preset, else by their command line with the workspace and
+    home folders shortened."""
 
 
 class SprintConfig(ConfigSection):

@@ -235,7 +235,8 @@ class JudgedRecord(Document):
 
 class EvalResult(Document):
     eval_id: SafeId
-    """``eval-<contractId>-<iteration>``."""
+    """``eval-<contractId>-<iteration>-<stamp>``: one per evaluation, so judging an iteration again (another
+    executor, a resumed sprint) keeps both; files written before the stamp end at the iteration."""
     contract_id: SafeId
     spec_id: SafeId
     timestamp: str

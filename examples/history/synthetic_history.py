@@ -12,7 +12,14 @@ tests flip on unchanged content (``test_websocket_reconnect`` more than
 skills are scored weekly with a new prompt version half-way, and the last
 weeks are scored over three epochs.
 
-Vectorised with numpy, so a million strategy rows take a few seconds.
+Every sprint runs in time order (iteration 2 after iteration 1), under its own sprint run,
+with the Docker or the local executor; every evaluation has its own id and, in a demo workspace,
+its own EvalResult file, so the report's drill-down opens it. The history says it is synthetic
+(:data:`SYNTHETIC_NOTE` in its folder), and the report and notebooks say so wherever they show it.
+
+Vectorised with numpy, so a million strategy rows take a few seconds. From the command line::
+
+    python examples/history/synthetic_history.py WORKSPACE [--evaluations 2000] [--seed 7]
 
 Example:
     >>> workspace = demo_workspace()          # a temporary folder with .sprintflow/…
@@ -21,9 +28,11 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,7 +42,10 @@ import numpy as np
 import pandas as pd
 
 from sprintflow.history.dataset import EVALS, append_rows
+from sprintflow.history.sources import SYNTHETIC_NOTE
+from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.schemas import EvalResult
 
 __all__ = [
     "DEMO_VARIABLE",
@@ -43,6 +55,7 @@ __all__ = [
     "STRATEGIES",
     "WORKSPACE_VARIABLE",
     "demo_workspace",
+    "main",
     "synthetic_bugs",
     "synthetic_evals",
     "synthetic_scores",
@@ -50,6 +63,7 @@ __all__ = [
     "synthetic_unit_test_runs",
     "workspace_or_demo",
     "write_demo_history",
+    "write_eval_results",
     "write_test_runs",
 ]
 
@@ -94,8 +108,9 @@ def _evaluations(rng: np.random.Generator, contracts: pd.DataFrame) -> pd.DataFr
     evals = contracts.loc[index].reset_index(drop=True)
     evals["iteration"] = evals.groupby("contract").cumcount() + 1
     evals["passed"] = evals.green & (evals.iteration == evals.iterations)
-    gaps = pd.to_timedelta(rng.uniform(10, 90, len(evals)), unit="min")
-    evals["timestamp"] = (evals.start + gaps * evals.iteration).dt.floor("s")
+    # Each iteration starts after the one before: the gaps add up within a contract's sprint.
+    gaps = pd.Series(rng.uniform(10, 90, len(evals))).groupby(evals["contract"]).cumsum()
+    evals["timestamp"] = (evals.start + pd.to_timedelta(gaps, unit="min")).dt.floor("s")
     evals["workspace_hash"] = _hex(rng, len(evals), 64)
     evals["rerun"] = False
     return evals
@@ -170,17 +185,23 @@ def synthetic_evals(evaluations: int = 2000, *, seed: int = 7, weeks: int = 26,
     evals["eval_row"] = np.arange(len(evals))
     evals["spec_id"] = "spec-" + (evals.contract // 5).astype(str)
     evals["contract_id"] = "sprint-" + evals.spec_id + "-" + (evals.contract % 5 + 1).astype(str)
-    evals["eval_id"] = "eval-" + evals.contract_id + "-" + evals.iteration.astype(str)
     evals["run_id"] = _hex(rng, len(evals), 32)
     evals["git_sha"] = _hex(rng, len(evals), 40)
+    # One id per evaluation, as the evaluator writes them: the iteration, then a stamp of its own.
+    evals["eval_id"] = ("eval-" + evals.contract_id + "-" + evals.iteration.astype(str) + "-"
+                        + evals.timestamp.dt.strftime("%Y%m%dT%H%M%S") + "-" + evals.run_id.str[:6])
     evals["engine"] = _engines(seed, contracts).to_numpy()[evals.contract.to_numpy()]
+    others = np.random.default_rng(seed + 3)  # its own stream: the other columns do not move
+    pins = _hex(others, len(contracts), 16)
+    evals["sprint_run"] = "pin-" + pins[evals.contract.to_numpy()]
+    local = others.random(len(contracts)) < 0.3  # a third of the sprints ran with the local executor
+    evals["executor"] = np.where(local, "local", "docker")[evals.contract.to_numpy()]
     strategies = _strategy_rows(rng, evals, outcomes)
     criteria = _criterion_results(rng, evals, _criteria(rng, contracts))
     frame = pd.concat([_evaluation_rows(rng, evals), strategies, _with_eval(criteria, evals, "criterion")],
                       ignore_index=True)
     frame["workspace"] = workspace
-    frame["executor"] = "docker"
-    frame["image"] = "sprintflow-sandbox:latest"
+    frame["image"] = frame["executor"].map({"docker": "sprintflow-sandbox:latest"})  # none for local
     frame["recorded_at"] = frame["timestamp"]
     return frame
 
@@ -194,7 +215,7 @@ def _engines(seed: int, contracts: pd.DataFrame) -> pd.Series:
 
 def _with_eval(rows: pd.DataFrame, evals: pd.DataFrame, kind: str) -> pd.DataFrame:
     columns = ["eval_id", "spec_id", "contract_id", "iteration", "timestamp", "workspace_hash", "run_id",
-               "git_sha"]
+               "git_sha", "sprint_run", "executor"]
     out = evals[columns].take(rows.eval_row.to_numpy()).reset_index(drop=True)
     out["kind"] = kind
     for column in ("name", "method", "required", "result", "error_count", "cached", "duration_ms"):
@@ -392,10 +413,72 @@ def write_demo_history(workspace: Path | str, evaluations: int = 2000, *, seed: 
     frame, unit_runs = synthetic_unit_test_runs(frame, count=max(40, evaluations // 8), seed=seed)
     for bounds in np.array_split(np.arange(len(frame)), files):
         append_rows(directory, EVALS, frame.iloc[bounds])
+    atomic_write_text(directory / SYNTHETIC_NOTE, f"Synthetic demo history written by "
+                      f"examples/history/synthetic_history.py (seed {seed}, {evaluations} evaluations).\n")
+    write_eval_results(workspace, frame)
     _write_lines(layout.bugs_file, synthetic_bugs(max(20, evaluations // 20), seed=seed))
     _write_lines(layout.scores_file, synthetic_scores(seed=seed))
     write_test_runs(workspace, [*synthetic_testruns(seed=seed), *unit_runs])
     return directory
+
+
+def write_eval_results(workspace: Path | str, frame: pd.DataFrame) -> int:
+    """Write one EvalResult file (``.sprintflow/evals/<evalId>.json``) per evaluation of ``frame``.
+
+    Each holds the evaluation's strategy and criterion results as the history rows say, with
+    feedback on what failed. Returns how many were written. Plain writes, as for the test runs: a
+    demo is written again, not recovered, and a durable write of thousands of files costs seconds.
+    """
+    layout = WorkspaceLayout(Path(workspace))
+    layout.evals_dir.mkdir(parents=True, exist_ok=True)
+    columns = ["eval_id", "kind", "name", "method", "required", "result", "error_count", "duration_ms"]
+    parts: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for part in frame.loc[frame["kind"] != "evaluation", columns].to_dict("records"):
+        parts.setdefault(part["eval_id"], {"strategy": [], "criterion": []})[part["kind"]].append(part)
+    columns = ["eval_id", "contract_id", "spec_id", "timestamp", "iteration", "result", "executor", "image",
+               "workspace_hash", "sprint_run"]
+    evaluations = frame.loc[frame["kind"] == "evaluation", columns].to_dict("records")
+    for row in evaluations:
+        found = parts.get(row["eval_id"], {"strategy": [], "criterion": []})
+        result = _eval_result(row, found["strategy"], found["criterion"])
+        layout.eval_file(result.eval_id).write_text(result.to_json(), encoding="utf-8")
+    return len(evaluations)
+
+
+def _eval_result(row: dict[str, Any], strategies: list[dict[str, Any]], criteria: list[dict[str, Any]]
+                 ) -> EvalResult:
+    """The EvalResult the history rows of one evaluation come from (synthetic texts, real shape)."""
+    judged = [c for c in criteria if c["result"] != "skipped"]
+    failed = [c for c in judged if c["result"] == "fail"]
+    required = [c for c in criteria if c["required"]]
+    score = {"criteriaTotal": len(criteria), "criteriaPassed": len(judged) - len(failed),
+             "criteriaFailed": len(failed), "criteriaSkipped": len(criteria) - len(judged),
+             "requiredPassed": sum(c["result"] == "pass" for c in required),
+             "requiredFailed": sum(c["result"] == "fail" for c in required), "requiredTotal": len(required)}
+    feedback = [{"priority": "high", "category": "bug" if s["name"] == "unit-test" else "quality",
+                 "description": f"The {s['name']} strategy failed with {int(s['error_count'] or 0)} errors "
+                                "(synthetic).", "expected": f"{s['name']} passes."}
+                for s in strategies if s["result"] == "fail"]
+    verdict = "PASSED" if row["result"] == "pass" else "FAILED"
+    return EvalResult.model_validate({
+        "evalId": row["eval_id"], "contractId": row["contract_id"], "specId": row["spec_id"],
+        "timestamp": row["timestamp"].strftime("%Y-%m-%dT%H:%M:%SZ"), "iteration": int(row["iteration"]),
+        "overallResult": row["result"], "score": score,
+        "summary": f"Synthetic demo: sprint {row['contract_id']} iteration {row['iteration']} {verdict}: "
+                   f"{score['requiredPassed']} of {score['requiredTotal']} required criteria passed.",
+        "strategyResults": [{"strategy": s["name"], "required": bool(s["required"]), "result": s["result"],
+                             "errorCount": int(s["error_count"] or 0), "durationMs": int(s["duration_ms"]),
+                             "details": f"synthetic {s['name']} run: {s['result']}"} for s in strategies],
+        "criteriaResults": [{"criterionId": c["name"], "description": f"Synthetic criterion {c['name']} "
+                             f"({c['method']}).", "required": bool(c["required"]), "result": c["result"],
+                             "evidence": f"synthetic {c['method']} check: {c['result']}",
+                             "feedback": f"{c['name']} failed its {c['method']} check." if c["result"] == "fail"
+                             else ""} for c in criteria],
+        "generatorFeedback": feedback,
+        "executor": {"kind": row["executor"], "image": row["image"] if row["executor"] == "docker" else None,
+                     "outputLimit": 1_000_000},
+        "judged": {"treeDigest": row["workspace_hash"], "pinId": row["sprint_run"]},
+    })
 
 
 def write_test_runs(workspace: Path | str, runs: list[tuple[datetime, dict]]) -> None:
@@ -451,7 +534,33 @@ def workspace_or_demo() -> Path:
                               ".sprintflow/history/ you want to read")
         return Path(chosen)
     if os.environ.get(DEMO_VARIABLE) == "1":
-        return demo_workspace()
+        workspace = demo_workspace()
+        print(f"SYNTHETIC DEMO DATA ({DEMO_VARIABLE}=1): every number and chart below is made up, written by "
+              f"examples/history/synthetic_history.py into {workspace}")
+        return workspace
     raise NoWorkspace(f"no history to read: set {WORKSPACE_VARIABLE}=/path/to/your/workspace (the folder holding "
                       f".sprintflow/), e.g. `{WORKSPACE_VARIABLE}=$PWD jupyter lab notebooks/`, or set "
                       f"{DEMO_VARIABLE}=1 to explore a synthetic demo history")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write a synthetic history into a workspace folder: ``python examples/history/synthetic_history.py WS``."""
+    parser = argparse.ArgumentParser(description="Write a realistic synthetic sprintflow history (labelled as "
+                                     "synthetic) into WORKSPACE/.sprintflow/, or SPRINTFLOW_HISTORY when set.")
+    parser.add_argument("workspace", type=Path, help="the folder to write .sprintflow/ into (created if missing)")
+    parser.add_argument("--evaluations", type=int, default=2000, help="evaluations to generate (default 2000)")
+    parser.add_argument("--seed", type=int, default=7, help="random seed: the same seed, the same history")
+    args = parser.parse_args(argv)
+    if args.evaluations < 1:
+        parser.error("--evaluations must be at least 1")
+    if args.workspace.exists() and not args.workspace.is_dir():
+        parser.error(f"{args.workspace} is not a folder")
+    directory = demo_workspace(args.workspace, args.evaluations, seed=args.seed)
+    layout = WorkspaceLayout(directory)
+    print(f"wrote a synthetic history of {args.evaluations:,} evaluations to {layout.history_dir} and their "
+          f"EvalResults to {layout.evals_dir}; `sprintflow report {directory}` reports on it")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sprintflow.config import load_project_config
@@ -50,6 +52,9 @@ class EvaluationPlan:
     """The folder of what each test-running check said on the sprint's baseline (:mod:`.outcomes`)."""
     recording: bool = False
     """This evaluation is the baseline's: it writes the references instead of reading them."""
+    stamp: str = field(default_factory=lambda: evaluation_stamp())
+    """What makes this evaluation's id its own: an iteration judged twice (local, then Docker; a
+    resumed sprint) keeps both EvalResults."""
 
     @property
     def content_hash(self) -> str:
@@ -116,7 +121,18 @@ class EvaluationPlan:
 
     @property
     def eval_id(self) -> str:
-        return f"eval-{self.contract.contract_id}-{self.iteration}"
+        """``eval-<contractId>-<iteration>-<stamp>``: one per evaluation, the iteration still readable."""
+        return f"eval-{self.contract.contract_id}-{self.iteration}-{self.stamp}"
+
+
+def evaluation_stamp(now: datetime | None = None) -> str:
+    """When an evaluation started (UTC, to the second) and 6 random hex digits: unique, and in time order.
+
+    Example:
+        >>> evaluation_stamp(datetime(2026, 5, 13, 10, 31, 0, tzinfo=UTC))[:16]
+        '20260513T103100-'
+    """
+    return f"{(now or datetime.now(UTC)):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def load_inputs(workspace: Path | str, contract_path: Path | str, project: ProjectConfig | None = None
@@ -160,7 +176,7 @@ def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: 
         >>> tree = JudgedTree(Path("examples/python-api").resolve(), "0" * 64, Path("examples/python-api").resolve())
         >>> plan = plan_evaluation("examples/python-api", "examples/python-api/.sprintflow/contracts/"
         ...                        "sprint-spec-20260115-todo-api-1.json", LocalExecutor(), tree)
-        >>> [s.type.value for s in plan.strategies][:2], plan.eval_id
+        >>> [s.type.value for s in plan.strategies][:2], plan.eval_id.rsplit("-", 2)[0]
         (['build', 'typecheck'], 'eval-sprint-spec-20260115-todo-api-1-1')
     """
     contract, project, strategies = load_inputs(workspace, contract_path, project)

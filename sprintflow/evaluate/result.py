@@ -16,24 +16,32 @@ from sprintflow.schemas.evaluation import JudgedRecord
 from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
 from .plan import EvaluationPlan
 
-__all__ = ["assemble_eval_result", "load_eval", "load_previous_eval", "write_eval_result"]
+__all__ = ["assemble_eval_result", "contract_evals", "load_eval", "load_previous_eval", "write_eval_result"]
+
+
+def contract_evals(workspace: Path, contract_id: str) -> list[EvalResult]:
+    """Every readable EvalResult of a contract in ``.sprintflow/evals/``, oldest first.
+
+    Ids are ``eval-<contractId>-<iteration>-<stamp>`` (older files lack the stamp); the
+    file name alone cannot tell contract ``c`` from ``c-1``, so the document says whose it is.
+    Evaluations of one second are ordered by their file's time.
+    """
+    found: list[tuple[str, int, EvalResult]] = []
+    for path in WorkspaceLayout(workspace).evals_dir.glob(f"eval-{contract_id}-*.json"):
+        try:
+            result = EvalResult.model_validate_json(path.read_text(encoding="utf-8"))
+            written = path.stat().st_mtime_ns
+        except (OSError, ValidationError, ValueError):
+            continue  # a damaged result cannot tell us about the contract's past
+        if result.contract_id == contract_id:
+            found.append((result.timestamp, written, result))
+    return [result for _, _, result in sorted(found, key=lambda item: item[:2])]
 
 
 def load_previous_eval(plan: EvaluationPlan) -> EvalResult | None:
-    """The latest earlier EvalResult of this contract, for regression detection."""
-    folder = WorkspaceLayout(plan.workspace).evals_dir
-    prefix = f"eval-{plan.contract.contract_id}-"
-    earlier: list[tuple[int, Path]] = []
-    for path in folder.glob(f"{prefix}*.json"):
-        suffix = path.stem[len(prefix):]
-        if suffix.isdigit() and int(suffix) < plan.iteration:
-            earlier.append((int(suffix), path))
-    for _, path in sorted(earlier, reverse=True):
-        try:
-            return EvalResult.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError, ValueError):
-            continue  # a damaged older result cannot tell us about regressions
-    return None
+    """The latest EvalResult of an earlier iteration of this contract, for regression detection."""
+    earlier = [r for r in contract_evals(plan.workspace, plan.contract.contract_id) if r.iteration < plan.iteration]
+    return max(earlier, key=lambda r: r.iteration) if earlier else None
 
 
 def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
@@ -74,6 +82,6 @@ def write_eval_result(workspace: Path, result: EvalResult) -> Path:
 
 
 def load_eval(workspace: Path, contract_id: str, iteration: int) -> EvalResult | None:
-    """The EvalResult of one iteration of a contract, if it was written."""
-    path = WorkspaceLayout(workspace).eval_file(f"eval-{contract_id}-{iteration}")
-    return EvalResult.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """The latest EvalResult of one iteration of a contract, if one was written."""
+    judged = [r for r in contract_evals(workspace, contract_id) if r.iteration == iteration]
+    return judged[-1] if judged else None

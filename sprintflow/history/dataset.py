@@ -62,6 +62,7 @@ _UTC_MS = pa.timestamp("ms", tz="UTC")
 EVAL_SCHEMA = pa.schema([
     ("kind", pa.string()),          # evaluation | strategy | criterion
     ("workspace", pa.string()),     # absolute path of the workspace evaluated
+    ("sprint_run", pa.string()),    # the sprint run (its pin) the evaluation belongs to; null outside a sprint
     ("run_id", pa.string()),        # the Prefect flow run (or other run) that evaluated
     ("eval_id", pa.string()),
     ("spec_id", pa.string()),

@@ -79,6 +79,7 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
     methods = methods or {}
     base = {
         "workspace": workspace, "run_id": run_id, "eval_id": eval_result.eval_id,
+        "sprint_run": eval_result.judged.pin_id if eval_result.judged else None,
         "spec_id": eval_result.spec_id, "contract_id": eval_result.contract_id,
         "iteration": eval_result.iteration, "timestamp": _timestamp(eval_result.timestamp),
         "recorded_at": datetime.now(UTC), "workspace_hash": workspace_hash, "git_sha": git_sha,

@@ -25,8 +25,10 @@ from sprintflow.schemas import EvalResult
 
 from .dataset import EVALS, as_table, parse_since, read_table
 from .records import criterion_methods, eval_rows
+from .sprints import SPRINT_KEYS, sprint_ids
 
-__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History", "bug_rows",
+__all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "SYNTHETIC_NOTE", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History",
+           "bug_rows",
            "eval_file_rows", "load_history", "score_rows", "testrun_rows", "unit_test_rows"]
 
 BUG_COLUMNS = ["bug_id", "event", "status", "from_status", "unit", "test_name", "severity",
@@ -38,6 +40,8 @@ SCORE_COLUMNS = ["recorded_at", "skill", "prompt_file", "prompt_sha256", "cases_
 """Scorer rows; the epoch columns are empty for runs of one epoch (and for rows written before epochs)."""
 TESTRUN_COLUMNS = ["run_id", "recorded_at", "total", "passed", "failed", "skipped", "crashed",
                     "duration_ms", "acceptance_coverage", "contract_coverage", "next_action"]
+SYNTHETIC_NOTE = "SYNTHETIC.txt"
+"""A file of a history folder that says its rows are made up (a demo), and by what: reports say so."""
 UNIT_TEST_COLUMNS = ["run_id", "recorded_at", "test", "passed"]
 """One row per test of a TestRun: its ``passed_tests`` (passed) and ``failures`` (failed)."""
 
@@ -175,7 +179,8 @@ class History:
     """Everything the reports read, as DataFrames."""
 
     evals: pd.DataFrame
-    """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files."""
+    """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files; with the sprint's
+    columns loaded, ``sprint`` numbers each row's sprint (:func:`~sprintflow.history.sprints.sprint_ids`)."""
     bugs: pd.DataFrame = field(default_factory=lambda: _frame([], BUG_COLUMNS, ["created_at", "updated_at"]))
     scores: pd.DataFrame = field(default_factory=lambda: _frame([], SCORE_COLUMNS, ["recorded_at"]))
     testruns: pd.DataFrame = field(default_factory=lambda: _frame([], TESTRUN_COLUMNS, ["recorded_at"]))
@@ -183,6 +188,8 @@ class History:
     """One row per test of each test run (:func:`unit_test_rows`)."""
     problems: list[str] = field(default_factory=list)
     """Lines or files that could not be read (skipped, never fatal)."""
+    synthetic: str | None = None
+    """What the history folder's :data:`SYNTHETIC_NOTE` says: set for a made-up demo history."""
 
 
 def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd.DataFrame:
@@ -194,7 +201,8 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     """The workspace's history: Parquet rows, unrecorded eval files, bugs, scores and test runs.
 
     Args:
-        workspace: the workspace whose logs are read (bugs, scores, runs, eval files).
+        workspace: the workspace whose logs are read (bugs, scores, runs, eval files); the bugs and
+            test runs of every other workspace the history names are read too, where they still are.
         since: keep only what happened at or after this date or time (UTC unless given).
         directory: the history folder (default: the workspace's history folder).
         columns: the ``evals`` columns to load (default all); fewer columns, less memory.
@@ -210,12 +218,40 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     if not files.empty:
         files = _after(files, "timestamp", since)
         evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
-    runs = _test_run_documents(workspace, problems)
+    # Numbered once here: every report function groups by sprint, and numbering 2 M rows costs 70 ms.
+    if all(column in evals.columns for column in SPRINT_KEYS):
+        evals["sprint"] = sprint_ids(evals)
+    # A shared history holds many workspaces: their test runs and bugs are read where they live.
+    homes = _workspaces(workspace, evals)
+    runs = [document for home in homes for document in _test_run_documents(home, problems)]
+    bugs = pd.concat([bug_rows(home, problems) for home in homes], ignore_index=True)
     return History(
         evals=evals,
-        bugs=_after(bug_rows(workspace, problems), "updated_at", since),
+        bugs=_after(bugs, "updated_at", since),
         scores=_after(score_rows(workspace, problems), "recorded_at", since),
         testruns=_after(_testrun_frame(runs), "recorded_at", since),
         tests=_after(_unit_test_frame(runs), "recorded_at", since),
         problems=problems,
+        synthetic=_synthetic_note(directory),
     )
+
+
+def _workspaces(workspace: Path, evals: pd.DataFrame) -> list[Path]:
+    """``workspace`` first, then every other workspace the history names that is still a folder here."""
+    homes = [workspace.resolve()]
+    named = evals["workspace"].dropna().unique() if "workspace" in evals else []  # by codes: cheap
+    for name in sorted(str(value) for value in named):
+        home = Path(name)
+        if home.is_absolute() and home not in homes and home.is_dir():
+            homes.append(home)
+    return homes
+
+
+def _synthetic_note(directory: Path) -> str | None:
+    path = directory / SYNTHETIC_NOTE
+    if not path.is_file():
+        return None
+    try:
+        return read_text(path).strip()[:500] or "synthetic"
+    except (DocumentError, OSError):
+        return "synthetic (its note is unreadable)"

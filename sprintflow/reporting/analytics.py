@@ -15,8 +15,12 @@ Conventions:
       ``*_by_week`` tables are weekly; the newer trend tables take ``freq="auto"``
       (:func:`auto_freq`: days for up to a month of data, weeks up to two
       years, months beyond) and call their period column ``period``.
-    * A contract is identified by its ``contract_id``; a criterion by
-      ``(contract_id, criterion id)`` (criterion ids repeat across contracts).
+    * A sprint is a sprint run: one contract's run in one workspace
+      (:data:`SPRINT_KEYS`: ``workspace, contract_id, sprint_run``), so six workspaces
+      sprinting on copies of one contract are six sprints, even in one shared history.
+      Evaluations of a workspace's contract outside any sprint run count as one sprint.
+      Iterations are counted within the sprint run. A criterion is judged per sprint
+      (criterion ids repeat across contracts).
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.sprints import SPRINT_KEYS, sprint_ids
+
 __all__ = [
     "REPORT_COLUMNS",
+    "SPRINT_KEYS",
+    "UNKNOWN_ENGINE",
     "auto_freq",
     "bug_activity",
     "bug_summary",
-    "contract_engines",
     "cost_over_time",
     "cost_per_sprint",
     "coverage_summary",
@@ -49,6 +56,10 @@ __all__ = [
     "score_by_prompt",
     "score_epochs",
     "score_trends",
+    "sprint_engines",
+    "sprint_ids",
+    "test_history",
+    "test_outcomes",
     "testrun_trends",
     "tests_with_hashes",
     "time_to_fix",
@@ -56,13 +67,17 @@ __all__ = [
     "wilson_interval",
 ]
 
-REPORT_COLUMNS = ["kind", "spec_id", "contract_id", "iteration", "name", "method", "required", "result",
+REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "run_id", "eval_id", "spec_id", "contract_id", "iteration", "name",
+                  "method", "required", "result",
                   "cached", "regressions", "timestamp", "workspace_hash", "tokens", "cost_usd", "engine",
                   "executor", "test_run", "mutants", "kill_rate", "tester_kill_rate"]
 """The ``evals`` columns these functions read: load only these for a big history."""
 
 Z95 = 1.959963984540054
 _COUNTS = ["runs", "passed", "failed", "skipped"]
+
+UNKNOWN_ENGINE = "(not reported)"
+"""The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
 
 
 def wilson_interval(successes, trials, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
@@ -126,9 +141,13 @@ def _freq(timestamps: pd.Series, freq: str) -> str:
 def _kind(evals: pd.DataFrame, kind: str, *columns: str) -> pd.DataFrame:
     # Select the columns first: filtering all of a wide frame copies every string column.
     # A column the frame lacks (a history written before it existed) reads as empty.
+    # "sprint" is computed over the whole frame (:func:`sprint_ids`) unless the frame carries it.
     present = [column for column in columns if column in evals.columns]
-    rows = evals.loc[evals["kind"] == kind, present]
-    return rows.assign(**{column: None for column in columns if column not in present})[list(columns)]
+    selected = (evals["kind"] == kind).to_numpy()
+    rows = evals.loc[selected, present]
+    computed = {"sprint": sprint_ids(evals)[selected]} if "sprint" in columns and "sprint" not in present else {}
+    missing = {column: None for column in columns if column not in present and column not in computed}
+    return rows.assign(**missing, **computed)[list(columns)]
 
 
 def _outcome_counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -180,56 +199,79 @@ def pass_rate_by_week(evals: pd.DataFrame, *, by_strategy: bool = True, freq: st
 
 
 def _first_evaluations(evals: pd.DataFrame) -> pd.DataFrame:
-    """Each contract's first evaluation (earliest timestamp, then lowest iteration)."""
-    rows = _kind(evals, "evaluation", "contract_id", "iteration", "result", "timestamp")
+    """Each sprint's first evaluation (earliest timestamp, then lowest iteration)."""
+    rows = _kind(evals, "evaluation", "sprint", "contract_id", "iteration", "result", "timestamp")
     rows = rows.sort_values(["timestamp", "iteration"], kind="stable")
-    return rows.drop_duplicates("contract_id", keep="first")
+    return rows.drop_duplicates("sprint", keep="first")
 
 
 def first_pass_yield(evals: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
-    """Share of contracts whose first evaluation passed, overall or per period of that evaluation.
+    """Share of sprints whose first evaluation passed, overall or per period of that evaluation.
 
     Returns:
-        ``[week,] contracts, first_pass, yield, ci_low, ci_high``.
+        ``[week,] sprints, first_pass, yield, ci_low, ci_high``.
     """
     first = _first_evaluations(evals)
-    frame = pd.DataFrame({"contracts": 1, "first_pass": (first["result"] == "pass").astype(np.int64)},
+    frame = pd.DataFrame({"sprints": 1, "first_pass": (first["result"] == "pass").astype(np.int64)},
                          index=first.index)
     if freq is None:
         table = frame.sum().to_frame().T.astype(np.int64)
     else:
         frame.insert(0, "week", period_start(first["timestamp"], freq))
         table = frame.groupby("week").sum().reset_index()
-    return _with_rate(table, "first_pass", "contracts", "yield")
+    return _with_rate(table, "first_pass", "sprints", "yield")
+
+
+def _engine_names(values: pd.Series) -> pd.Series:
+    named = values.astype(object)
+    return named.where(named.notna(), UNKNOWN_ENGINE)
 
 
 def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
-    """Per contract: evaluations, iterations and wall time from its first evaluation to its first pass.
+    """Per sprint: evaluations, iterations and wall time from its first evaluation to its first pass.
 
-    Wall time runs between the two EvalResults' timestamps. A contract that never
-    passed has ``green`` False and empty ``iterations_to_green`` and ``hours_to_green``.
+    Iterations count within the sprint run (a contract run again after needs-rework starts its
+    count anew). Wall time runs between the two EvalResults' timestamps. A sprint that never
+    passed has ``green`` False and empty ``iterations_to_green`` and ``hours_to_green``. The
+    engine and executor are its first evaluation's.
 
     Returns:
-        ``contract_id, spec_id, evaluations, iterations, green, iterations_to_green,
-        first_at, green_at, hours_to_green``, in order of first evaluation.
+        ``sprint, workspace, contract_id, sprint_run, spec_id, engine, executor, evaluations, iterations,
+        green, iterations_to_green, first_at, green_at, hours_to_green``, in order of first evaluation;
+        ``sprint`` is :func:`sprint_ids`'s number.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "workspace": ["/a", "/a", "/b"], "contract_id": "c",
+        ...     "sprint_run": ["p1", "p1", "p2"], "iteration": [1, 2, 1], "result": ["fail", "pass", "fail"],
+        ...     "timestamp": pd.to_datetime(["2026-01-05 10:00", "2026-01-05 11:00", "2026-01-05 10:30"], utc=True)})
+        >>> table = time_to_green(frame)
+        >>> table[["workspace", "green", "iterations_to_green", "hours_to_green"]].to_dict("records")[0]
+        {'workspace': '/a', 'green': True, 'iterations_to_green': 2, 'hours_to_green': 1.0}
+        >>> bool(table["green"].iloc[1])
+        False
     """
-    rows = _kind(evals, "evaluation", "contract_id", "spec_id", "iteration", "result", "timestamp")
-    grouped = rows.groupby("contract_id", sort=False)
+    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "spec_id", "engine",
+                 "executor", "iteration", "result", "timestamp")
+    rows = rows.sort_values(["timestamp", "iteration"], kind="stable")
+    grouped = rows.groupby("sprint", sort=False)
+    first = rows.drop_duplicates("sprint").set_index("sprint")
+    started = grouped["iteration"].min()
     table = pd.DataFrame({
-        "spec_id": grouped["spec_id"].first(),
+        **{column: first[column].astype(object) for column in ("workspace", "contract_id", "sprint_run", "spec_id")},
+        "engine": _engine_names(first["engine"]), "executor": first["executor"].astype(object),
         "evaluations": grouped.size(),
-        "iterations": grouped["iteration"].max(),
+        "iterations": grouped["iteration"].max() - started + 1,
         "first_at": grouped["timestamp"].min(),
     })
-    passes = rows[rows["result"] == "pass"].sort_values(["timestamp", "iteration"], kind="stable")
-    green = passes.drop_duplicates("contract_id").set_index("contract_id")
+    green = rows[rows["result"] == "pass"].drop_duplicates("sprint").set_index("sprint")
     table["green"] = table.index.isin(green.index)
-    table["iterations_to_green"] = green["iteration"].reindex(table.index).astype("Float64")
+    table["iterations_to_green"] = ((green["iteration"] - started.reindex(green.index)).reindex(table.index)
+                                    + 1).astype("Int64")
     table["green_at"] = green["timestamp"].reindex(table.index)
     table["hours_to_green"] = (table["green_at"] - table["first_at"]).dt.total_seconds() / 3600
-    columns = ["spec_id", "evaluations", "iterations", "green", "iterations_to_green", "first_at",
-               "green_at", "hours_to_green"]
-    return table[columns].sort_values("first_at", kind="stable").rename_axis("contract_id").reset_index()
+    columns = ["workspace", "contract_id", "sprint_run", "spec_id", "engine", "executor", "evaluations", "iterations",
+               "green", "iterations_to_green", "first_at", "green_at", "hours_to_green"]
+    return table[columns].sort_values("first_at", kind="stable").rename_axis("sprint").reset_index()
 
 
 def criteria_coverage(evals: pd.DataFrame) -> pd.DataFrame:
@@ -411,19 +453,30 @@ def score_by_prompt(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
-    """Tokens and cost per contract (sprint), summed over its evaluations; empty when never reported.
+    """Tokens and cost per sprint, summed over its evaluations; empty when never reported.
 
     Returns:
-        ``contract_id, evaluations, tokens, cost_usd, cost_per_evaluation``, costliest first.
+        ``sprint, workspace, contract_id, sprint_run, engine, evaluations, tokens, cost_usd,
+        cost_per_evaluation``, costliest first.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "workspace": ["/a", "/b", "/b"], "contract_id": "c",
+        ...     "sprint_run": ["p1", "p2", "p2"], "engine": "codex", "tokens": 10, "cost_usd": [0.5, 0.25, 0.25]})
+        >>> cost_per_sprint(frame)[["workspace", "evaluations", "cost_usd"]].to_dict("records")
+        [{'workspace': '/a', 'evaluations': 1, 'cost_usd': 0.5}, {'workspace': '/b', 'evaluations': 2, 'cost_usd': 0.5}]
     """
-    rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd")
-    grouped = rows.groupby("contract_id")
-    table = pd.DataFrame({"evaluations": grouped.size(),
+    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "engine", "tokens",
+                 "cost_usd")
+    grouped = rows.groupby("sprint")
+    first = rows.drop_duplicates("sprint").set_index("sprint")
+    table = pd.DataFrame({**{column: first[column].astype(object) for column in ("workspace", "contract_id",
+                                                                              "sprint_run")},
+                          "engine": _engine_names(first["engine"]), "evaluations": grouped.size(),
                           "tokens": grouped["tokens"].sum(min_count=1),
                           "cost_usd": grouped["cost_usd"].sum(min_count=1)})
     table["cost_per_evaluation"] = table["cost_usd"] / table["evaluations"]
-    return table.reset_index().sort_values(["cost_usd", "contract_id"], ascending=[False, True],
-                                           na_position="last", kind="stable", ignore_index=True)
+    return table.rename_axis("sprint").reset_index().sort_values(
+        ["cost_usd", "sprint"], ascending=[False, True], na_position="last", kind="stable", ignore_index=True)
 
 
 def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
@@ -446,11 +499,12 @@ def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
         >>> kill_rates(evals)[["engine", "mutants", "killed", "kill_rate", "tester_kill_rate"]].to_dict("records")
         [{'engine': 'claude', 'mutants': 8, 'killed': 6, 'kill_rate': 0.75, 'tester_kill_rate': 0.5}]
     """
-    keys = ["contract_id", "iteration", "timestamp"]
+    keys = ["workspace", "contract_id", "iteration", "timestamp"]
     runs = _kind(evals, "evaluation", *keys, "engine", "tester_kill_rate").drop_duplicates(keys)
-    runs["engine"] = runs["engine"].fillna("(not recorded)")
+    runs["engine"] = _engine_names(runs["engine"])
     checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate").dropna(subset=["mutants", "kill_rate"])
-    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left").fillna({"engine": "(not recorded)"})
+    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left")
+    checked["engine"] = _engine_names(checked["engine"])
     checked = checked.assign(mutants=checked["mutants"].astype(np.int64),
                              killed=(checked["mutants"] * checked["kill_rate"]).round().astype(np.int64))
     generator = checked.groupby("engine").agg(evaluations=("mutants", "size"), mutants=("mutants", "sum"),
@@ -512,54 +566,58 @@ def criterion_pass_rate(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFr
 
 
 def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
-    """Per (contract, criterion): when first evaluated, when and at which iteration it first passed.
+    """Per (sprint, criterion): when first evaluated, when and after how many iterations of the sprint it
+    first passed.
 
     Returns:
-        ``contract_id, criterion, first_at, evaluations, green_at, iterations_to_green`` (empty when
-        it never passed).
+        ``sprint, contract_id, criterion, first_at, evaluations, green_at, iterations_to_green`` (empty
+        when it never passed); ``sprint`` is :func:`sprint_ids`'s number.
     """
-    rows = _kind(evals, "criterion", "contract_id", "name", "iteration", "result", "timestamp")
+    rows = _kind(evals, "criterion", "sprint", "contract_id", "name", "iteration", "result", "timestamp")
     rows = rows.rename(columns={"name": "criterion"})
-    keys = ["contract_id", "criterion"]
+    keys = ["sprint", "contract_id", "criterion"]
     grouped = rows.groupby(keys, sort=True, observed=True)
     table = pd.DataFrame({"first_at": grouped["timestamp"].min(), "evaluations": grouped.size()})
+    # Iterations count from the sprint's first judged iteration, whichever criterion it judged.
+    started = rows.groupby("sprint")["iteration"].min()
     passes = rows[rows["result"] == "pass"].sort_values(["timestamp", "iteration"], kind="stable")
     green = passes.drop_duplicates(keys).set_index(keys)
     table["green_at"] = green["timestamp"].reindex(table.index)
-    table["iterations_to_green"] = green["iteration"].reindex(table.index).astype("Float64")
+    after = green["iteration"] - started.reindex(green.index.get_level_values("sprint")).to_numpy() + 1
+    table["iterations_to_green"] = after.reindex(table.index).astype("Float64")
     return table.reset_index()
 
 
 def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per criterion id: in how many contracts it went green, after how many iterations and hours.
+    """Per criterion id: in how many sprints it went green, after how many iterations and hours.
 
     A criterion goes green at the first evaluation where it passed; its clock
     starts at the first evaluation that judged it. ``greens``: :func:`criterion_greens` of the
     same ``evals``, when the caller has it already.
 
     Returns:
-        ``criterion, contracts, green, green_rate, ci_low, ci_high, median_iterations_to_green,
+        ``criterion, sprints, green, green_rate, ci_low, ci_high, median_iterations_to_green,
         mean_iterations_to_green, median_hours_to_green``, slowest (lowest green rate) first.
 
     Example:
         >>> frame = pd.DataFrame({"kind": "criterion", "contract_id": ["A", "A", "B"],
         ...     "name": "sc-1", "iteration": [1, 2, 1], "result": ["fail", "pass", "fail"],
         ...     "timestamp": pd.to_datetime(["2026-01-05 10:00", "2026-01-05 12:00", "2026-01-06 09:00"], utc=True)})
-        >>> criterion_time_to_green(frame)[["contracts", "green", "median_hours_to_green"]].to_dict("records")
-        [{'contracts': 2, 'green': 1, 'median_hours_to_green': 2.0}]
+        >>> criterion_time_to_green(frame)[["sprints", "green", "median_hours_to_green"]].to_dict("records")
+        [{'sprints': 2, 'green': 1, 'median_hours_to_green': 2.0}]
     """
     greens = (criterion_greens(evals) if greens is None else greens).copy()
     greens["green"] = greens["green_at"].notna()
     greens["hours"] = (greens["green_at"] - greens["first_at"]).dt.total_seconds() / 3600
     grouped = greens.groupby("criterion", sort=True, observed=True)
     table = pd.DataFrame({
-        "contracts": grouped.size(), "green": grouped["green"].sum().astype(np.int64),
+        "sprints": grouped.size(), "green": grouped["green"].sum().astype(np.int64),
         "median_iterations_to_green": grouped["iterations_to_green"].median().astype(float),
         "mean_iterations_to_green": grouped["iterations_to_green"].mean().astype(float),
         "median_hours_to_green": grouped["hours"].median(),
     }).reset_index()
-    table = _with_rate(table, "green", "contracts", "green_rate")
-    columns = ["criterion", "contracts", "green", "green_rate", "ci_low", "ci_high", "median_iterations_to_green",
+    table = _with_rate(table, "green", "sprints", "green_rate")
+    columns = ["criterion", "sprints", "green", "green_rate", "ci_low", "ci_high", "median_iterations_to_green",
                "mean_iterations_to_green", "median_hours_to_green"]
     return table[columns].sort_values(["green_rate", "criterion"], kind="stable", ignore_index=True)
 
@@ -570,9 +628,9 @@ def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None 
 def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tokens and cost per period: per sprint and per passed criterion.
 
-    A sprint (contract) counts in the period of its first evaluation; a
+    A sprint counts in the period of its first evaluation; a
     criterion counts as passed in the period where it first passed (per
-    contract), so a criterion that keeps passing is paid for once. The cost of
+    sprint), so a criterion that keeps passing is paid for once. The cost of
     a period is what its evaluations reported. Periods without any reported
     cost keep empty cost columns. ``greens``: :func:`criterion_greens` of the same ``evals``,
     when the caller has it already.
@@ -611,37 +669,32 @@ def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFr
     return table.rename_axis("period").reset_index()
 
 
-UNKNOWN_ENGINE = "(not reported)"
-"""The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
-
-
-def contract_engines(evals: pd.DataFrame) -> pd.Series:
-    """Each contract's engine: the one its first evaluation recorded (``(not reported)`` when none did).
+def sprint_engines(evals: pd.DataFrame) -> pd.Series:
+    """Each sprint's engine (by :func:`sprint_ids` number): its first evaluation's (``(not reported)`` when none).
 
     Example:
         >>> frame = pd.DataFrame({"kind": "evaluation", "contract_id": ["A", "A"], "engine": ["codex", "claude"],
         ...     "iteration": [1, 2], "timestamp": pd.to_datetime(["2026-01-05", "2026-01-06"], utc=True)})
-        >>> contract_engines(frame).to_dict()
-        {'A': 'codex'}
+        >>> sprint_engines(frame).to_dict()
+        {0: 'codex'}
     """
-    rows = _kind(evals, "evaluation", "contract_id", "engine", "iteration", "timestamp")
-    first = rows.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("contract_id")
-    engines = first.set_index("contract_id")["engine"].astype(object)
-    return engines.where(engines.notna(), UNKNOWN_ENGINE).rename("engine")
+    rows = _kind(evals, "evaluation", "sprint", "engine", "iteration", "timestamp")
+    first = rows.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
+    return _engine_names(first.set_index("sprint")["engine"]).rename("engine")
 
 
 def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
     """Engine A vs engine B: what analysts compare when they choose an agent.
 
-    Evaluations count under the engine they recorded; contracts (sprints) under
+    Evaluations count under the engine they recorded; sprints (:data:`SPRINT_KEYS`) under
     the engine of their first evaluation. Cost is what the engines reported.
     ``to_green``: :func:`time_to_green` of the same ``evals``, when the caller has it already.
 
     Returns:
         One row per engine: ``engine, evaluations, passed, pass_rate, ci_low, ci_high, sprints,
         first_pass, first_pass_yield, green, green_rate, green_ci_low, green_ci_high,
-        median_iterations_to_green, mean_iterations_to_green, cost_usd, tokens, cost_per_sprint,
-        cost_per_green_sprint``, best pass rate first.
+        median_iterations_to_green, mean_iterations_to_green, median_hours_to_green, cost_usd, tokens,
+        cost_per_sprint, cost_per_green_sprint``, best pass rate first.
 
     Example:
         >>> frame = pd.DataFrame({"kind": "evaluation", "contract_id": ["A", "A", "B"], "spec_id": "s",
@@ -652,23 +705,23 @@ def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = No
         >>> table[["engine", "pass_rate", "mean_iterations_to_green", "cost_per_sprint"]].to_dict("records")[1]
         {'engine': 'codex', 'pass_rate': 0.5, 'mean_iterations_to_green': 2.0, 'cost_per_sprint': 0.2}
     """
-    rows = _kind(evals, "evaluation", "engine", "result", "tokens", "cost_usd")
-    named = rows["engine"].astype(object)
-    frame = pd.DataFrame({"engine": named.where(named.notna(), UNKNOWN_ENGINE), "result": rows["result"]})
+    rows = _kind(evals, "evaluation", "engine", "result")
+    frame = pd.DataFrame({"engine": _engine_names(rows["engine"]), "result": rows["result"]})
     table = _outcome_counts(frame, ["engine"]).rename(columns={"runs": "evaluations"})
     table = table.drop(columns=["failed", "skipped"]).set_index("engine")
-    green = (time_to_green(evals) if to_green is None else to_green).set_index("contract_id")
-    first = _first_evaluations(evals).set_index("contract_id")
-    green["engine"] = contract_engines(evals).reindex(green.index)
-    green["first_pass"] = (first["result"] == "pass").reindex(green.index).astype(np.int64)
-    costs = cost_per_sprint(evals).set_index("contract_id")
-    green["cost_usd"], green["tokens"] = costs["cost_usd"], costs["tokens"]
-    by_engine = green.groupby("engine", sort=True)
+    sprints = (time_to_green(evals) if to_green is None else to_green).set_index("sprint")
+    first = _first_evaluations(evals).set_index("sprint")
+    sprints["first_pass"] = (first["result"] == "pass").reindex(sprints.index, fill_value=False).astype(np.int64)
+    costs = cost_per_sprint(evals).set_index("sprint")
+    sprints["cost_usd"] = costs["cost_usd"].reindex(sprints.index)
+    sprints["tokens"] = costs["tokens"].reindex(sprints.index)
+    by_engine = sprints.groupby("engine", sort=True)
     table["sprints"] = by_engine.size()
     table["first_pass"] = by_engine["first_pass"].sum()
     table["green"] = by_engine["green"].sum()
     table["median_iterations_to_green"] = by_engine["iterations_to_green"].median().astype(float)
     table["mean_iterations_to_green"] = by_engine["iterations_to_green"].mean().astype(float)
+    table["median_hours_to_green"] = by_engine["hours_to_green"].median().astype(float)
     table["cost_usd"] = by_engine["cost_usd"].sum(min_count=1).astype(float)
     table["tokens"] = by_engine["tokens"].sum(min_count=1).astype(float)
     table = table.reset_index().fillna({"sprints": 0, "first_pass": 0, "green": 0})
@@ -681,8 +734,8 @@ def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = No
     table["green_ci_low"], table["green_ci_high"] = wilson_interval(table["green"], table["sprints"])
     columns = ["engine", "evaluations", "passed", "pass_rate", "ci_low", "ci_high", "sprints", "first_pass",
                "first_pass_yield", "green", "green_rate", "green_ci_low", "green_ci_high",
-               "median_iterations_to_green", "mean_iterations_to_green", "cost_usd", "tokens", "cost_per_sprint",
-               "cost_per_green_sprint"]
+               "median_iterations_to_green", "mean_iterations_to_green", "median_hours_to_green", "cost_usd",
+               "tokens", "cost_per_sprint", "cost_per_green_sprint"]
     return table[columns].sort_values(["pass_rate", "engine"], ascending=[False, True], kind="stable",
                                       ignore_index=True)
 
@@ -699,22 +752,88 @@ def tests_with_hashes(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     (the tester's own runs, runs recorded before ``test_run`` existed) have no hash.
 
     Returns:
-        ``tests`` plus ``workspace_hash, contract_id, timestamp, engine, executor``.
+        ``tests`` plus ``workspace_hash, contract_id, sprint, timestamp, engine, executor`` (``sprint``:
+        :func:`sprint_ids`'s number; the engine is the sprint's).
     """
-    strategy = _kind(evals, "strategy", "test_run", "workspace_hash", "contract_id", "timestamp", "executor") \
-        if "test_run" in evals else pd.DataFrame(columns=["test_run", "workspace_hash", "contract_id",
-                                                          "timestamp", "executor"])
+    columns = ["test_run", "workspace_hash", "contract_id", "sprint", "timestamp", "executor"]
+    strategy = _kind(evals, "strategy", *columns) if "test_run" in evals else pd.DataFrame(columns=columns)
     linked = strategy[strategy["test_run"].notna()].astype({"test_run": object})
     linked = linked.drop_duplicates("test_run").set_index("test_run")
-    engines = contract_engines(evals) if "engine" in evals else pd.Series(dtype=object)
+    engines = sprint_engines(evals) if "engine" in evals else pd.Series(dtype=object)
     out = tests.copy()
     run = out["run_id"].astype(object)
-    for column in ("workspace_hash", "contract_id", "timestamp", "executor"):
+    for column in columns[1:]:
         out[column] = run.map(linked[column].astype(object)) if len(linked) else None
     out["timestamp"] = pd.to_datetime(out["timestamp"].where(out["timestamp"].notna(), out["recorded_at"]),
                                       utc=True)
-    out["engine"] = out["contract_id"].map(engines) if len(engines) else None
+    out["engine"] = out["sprint"].map(engines) if len(engines) else None
     return out
+
+
+def test_history(tests: pd.DataFrame, bugs: pd.DataFrame) -> pd.DataFrame:
+    """Each test's history: its outcomes over every run, how often it flipped, the bugs it opened.
+
+    Unlike :func:`flaky_tests`, every run counts, whatever the content: a flip is a run whose
+    outcome differs from the test's run before it (in time order), so a test fixed once has one
+    flip and a flaky one many. Bugs are matched by test name (``bugs.ndjson``'s ``test_name``).
+
+    Returns:
+        ``test, runs, passed, failed, pass_rate, ci_low, ci_high, flips, flip_rate, first_seen,
+        last_seen, last_passed, bugs_opened, bugs_reopened, bugs_open_now``, most flips first, then
+        most failures.
+
+    Example:
+        >>> tests = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "test": "t::a", "passed": [False, True, False],
+        ...     "recorded_at": pd.to_datetime(["2026-01-05", "2026-01-06", "2026-01-07"], utc=True)})
+        >>> bugs = pd.DataFrame({"bug_id": ["b1"], "event": ["open"], "status": ["open"], "test_name": ["t::a"],
+        ...     "updated_at": pd.to_datetime(["2026-01-05"], utc=True)})
+        >>> test_history(tests, bugs)[["test", "runs", "flips", "flip_rate", "last_passed", "bugs_opened"]].to_dict(
+        ...     "records")
+        [{'test': 't::a', 'runs': 3, 'flips': 2, 'flip_rate': 1.0, 'last_passed': False, 'bugs_opened': 1}]
+    """
+    columns = ["test", "runs", "passed", "failed", "pass_rate", "ci_low", "ci_high", "flips", "flip_rate",
+               "first_seen", "last_seen", "last_passed", "bugs_opened", "bugs_reopened", "bugs_open_now"]
+    if tests.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    frame = pd.DataFrame({"test": tests["test"].astype(object), "passed": tests["passed"].astype(bool),
+                          "at": pd.to_datetime(tests["recorded_at"], utc=True)})
+    frame = frame.sort_values(["test", "at"], kind="stable")
+    same = frame["test"].eq(frame["test"].shift())
+    frame["flip"] = same & frame["passed"].ne(frame["passed"].shift())
+    grouped = frame.groupby("test", sort=True)
+    table = pd.DataFrame({"runs": grouped.size(), "passed": grouped["passed"].sum().astype(np.int64),
+                          "flips": grouped["flip"].sum().astype(np.int64), "first_seen": grouped["at"].min(),
+                          "last_seen": grouped["at"].max(), "last_passed": grouped["passed"].last()})
+    table["failed"] = table["runs"] - table["passed"]
+    table = _with_rate(table, "passed", "runs", "pass_rate")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["flip_rate"] = np.where(table["runs"] > 1, table["flips"] / (table["runs"] - 1), np.nan)
+    named = bugs[bugs["test_name"].notna()] if "test_name" in bugs else bugs.iloc[:0]
+    opened = named[named["event"] == "open"].groupby("test_name")["bug_id"].nunique()
+    reopened = named[named["event"] == "reopen"].groupby("test_name").size()
+    last = named.sort_values("updated_at", kind="stable").drop_duplicates("bug_id", keep="last")
+    open_now = last[last["status"] != "fixed"].groupby("test_name").size()
+    for column, counts in (("bugs_opened", opened), ("bugs_reopened", reopened), ("bugs_open_now", open_now)):
+        table[column] = counts.reindex(table.index).fillna(0).astype(np.int64)
+    table = table.rename_axis("test").reset_index()
+    return table[columns].sort_values(["flips", "failed", "test"], ascending=[False, False, True], kind="stable",
+                                      ignore_index=True)
+
+
+def test_outcomes(tests: pd.DataFrame, *, freq: str = "auto") -> pd.DataFrame:
+    """Each test's outcomes per period: runs, passed, failed and the pass rate with its interval.
+
+    Returns:
+        ``period, test, runs, passed, failed, pass_rate, ci_low, ci_high``.
+    """
+    at = pd.to_datetime(tests["recorded_at"], utc=True)
+    frame = pd.DataFrame({"period": period_start(at, _freq(at, freq)), "test": tests["test"].astype(object),
+                          "result": np.where(tests["passed"].astype(bool), "pass", "fail")})
+    return _outcome_counts(frame, ["period", "test"]).drop(columns=["skipped"])
+
+
+test_history.__test__ = False  # type: ignore[attr-defined]  # a report function, not a pytest test
+test_outcomes.__test__ = False  # type: ignore[attr-defined]
 
 
 def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:

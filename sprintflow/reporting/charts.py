@@ -27,6 +27,7 @@ __all__ = [
     "cost_trend_chart",
     "coverage_chart",
     "criterion_trend_chart",
+    "mark_synthetic",
     "engine_chart",
     "flaky_tests_chart",
     "flakiness_chart",
@@ -56,6 +57,21 @@ def to_svg(fig: Figure) -> str:
     return text[text.index("<svg"):]
 
 
+_SYNTHETIC: dict[str, str | None] = {"note": None}
+
+
+def mark_synthetic(note: str | None) -> None:
+    """Label every chart drawn from now on as synthetic demo data (``note``: the history's
+    :attr:`~sprintflow.history.sources.History.synthetic`; None draws them unlabelled).
+
+    Example:
+        >>> mark_synthetic("demo"); _SYNTHETIC["note"]
+        'demo'
+        >>> mark_synthetic(None)
+    """
+    _SYNTHETIC["note"] = note
+
+
 def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates: bool = False
             ) -> tuple[Figure, Axes]:
     """A figure with one axes and margins fixed in inches (a layout engine would double the cost).
@@ -73,6 +89,9 @@ def _figure(title: str, size: tuple[float, float] = (7.5, 3.2), labels=(), dates
                             bottom=bottom / height)
         axes = fig.add_subplot()
     axes.set_title(title, loc="left", fontsize=10)
+    if _SYNTHETIC["note"]:
+        fig.text(0.99, 0.99, "SYNTHETIC DEMO DATA", ha="right", va="top", fontsize=8, color="#b3261e",
+                 fontweight="bold")
     if dates:
         axes.tick_params(axis="x", labelrotation=30)
     return fig, axes

@@ -44,6 +44,21 @@
       if (name === "pick_engine") return `engine ${value.engine[0]}`;
       return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
     };
+    // How many evaluations the click stands for, from the page's exact day-level sums (null where the
+    // sums cannot tell: a strategy or criterion filter narrows evaluations the evaluation cube does not split).
+    const cubeRows = (spec.datasets && spec.datasets.outcomes) || [];
+    const total = (name, value) => {
+      const narrowed = filter("strategy") !== ALL || filter("criterion") !== ALL;
+      const level = name === "pick_strategy" ? "strategy" : name === "pick_criterion" ? "criterion" : "evaluation";
+      if (name === "pick_green" || (narrowed && level === "evaluation")) return null;
+      return cubeRows.filter((c) => c.level === level && c.day >= filter("from") && c.day <= filter("to")
+        && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || c[k] === filter(k))
+        && (name !== "pick_engine" || c.engine === value.engine[0])
+        && (name !== "pick_strategy" || c.name === value.name[0])
+        && (name !== "pick_criterion" || (c.name === value.name[0] && inPeriod(c, value.period[0])))
+        && (name !== "pick_period" || inPeriod(c, value.period[0])))
+        .reduce((sum, c) => sum + c.passed + c.failed + c.skipped, 0);
+    };
     const render = () => {
       if (!active) { drill.hidden = true; return; }
       const [name, value] = active;
@@ -52,7 +67,9 @@
         : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
       drill.hidden = false;
       drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;
+      const all = total(name, value);
       drill.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} of the sampled evaluations match` +
+        (all == null ? "" : ` (of ${all.toLocaleString("en")} in the history: ${(all - rows.length).toLocaleString("en")} not sampled)`) +
         (rows.length > LIMIT ? `; the first ${LIMIT} are listed` : "") +
         ` (the report keeps the newest ${PER_DAY} per day and result` +
         (TRIMMED ? ", and only the most recent of those that fit in the page" : "") + "). Click one to open it.";
@@ -67,7 +84,8 @@
       const results = (map) => Object.entries(map).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${outcome(v)}</td></tr>`).join("");
       let body = `<h2>${esc(r.eval_id)} <span class="${esc(r.result)}">${esc(r.result)}</span></h2>
         <p class="note">${esc(r.at)} UTC · contract ${esc(r.contract_id)} · iteration ${r.iteration} · engine ${esc(r.engine)}
-        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}</p>`;
+        · executor ${esc(r.executor)} · content ${esc(r.hash || "unknown")}${r.tokens == null ? "" : " · " + r.tokens.toLocaleString("en") + " tokens"}
+        ${r.workspace ? " · workspace " + esc(r.workspace) : ""}${r.flow_run ? ` · <a href="${esc(r.flow_run)}" target="_blank" rel="noopener">its Prefect flow run</a>` : ""}</p>`;
       if (d) {
         body += `<h3>Summary</h3><pre>${esc(d.summary)}</pre>`;
         body += `<h3>Feedback to the generator (${d.feedback.length})</h3><table>${d.feedback.map((f) =>
@@ -79,6 +97,9 @@
         body += `<h3>Criteria</h3><table>${d.criteria.map((c) => `<tr><td>${esc(c.id)}</td><td>${outcome(c.result)}</td>
           <td>${esc(c.evidence)}${c.feedback ? "<br><span class='note'>" + esc(c.feedback) + "</span>" : ""}</td></tr>`).join("")}</table>`;
         if (d.regressions.length) body += `<h3>Regressions</h3><ul>${d.regressions.map((g) => `<li>${esc(g)}</li>`).join("")}</ul>`;
+        const step = (title, s) => s ? `<h3>${title}</h3><details><summary>prompt (${s.prompt.length.toLocaleString("en")} characters shown)</summary>
+          <pre>${esc(s.prompt)}</pre></details><details open><summary>answer</summary><pre>${esc(s.answer)}</pre></details>` : "";
+        body += step("Generator", d.generator) + step("Tester", d.tester);
       } else {
         body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
           evaluation of the same id): what the history recorded follows.</p>

@@ -34,6 +34,7 @@ import pandas as pd
 
 from sprintflow.history.sources import History
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.io.secrets import mask_secrets
 from sprintflow.reporting import analytics as r
 
 __all__ = [
@@ -59,6 +60,8 @@ DETAIL_LIMIT = 400
 TEST_LIMIT = 300
 TEXT_LIMIT = 1500
 """Characters kept of any one text (a summary, a strategy's output) in a detail."""
+TRANSCRIPT_LIMIT = 6000
+"""Characters kept of an engine's prompt and of its answer in a detail (the journal keeps 20,000)."""
 NEVER = 99
 """The iterations-to-green value of a contract or criterion that never went green."""
 
@@ -189,7 +192,8 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     Args:
         history: the loaded history (``evals`` with at least the
             :data:`~sprintflow.reporting.analytics.REPORT_COLUMNS`).
-        workspace: where to read EvalResult files for the sampled evaluations' details (none when None).
+        workspace: where to read EvalResult files of sampled evaluations that name no workspace of their own
+            (each recorded evaluation is read from the workspace it ran in).
         to_green, criterion_greens: :func:`~sprintflow.reporting.analytics.time_to_green` and
             :func:`~sprintflow.reporting.analytics.criterion_greens` of the same history, when the caller
             has them already (they are the costly part).
@@ -199,22 +203,27 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     criterion_greens = r.criterion_greens(evals) if criterion_greens is None else criterion_greens
     key = _evaluation_keys(evals)
     is_eval = (evals["kind"] == "evaluation").to_numpy()
-    evaluations = evals.loc[is_eval, ["eval_id", "contract_id", "iteration", "result", "timestamp", "engine",
-                                      "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]].copy()
+    columns = ["eval_id", "workspace", "contract_id", "sprint_run", "run_id", "iteration", "result", "timestamp",
+               "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
+    evaluations = evals.loc[is_eval, [c for c in columns if c in evals.columns]].copy()
+    evaluations = evaluations.assign(**{c: None for c in columns if c not in evaluations.columns})
+    sprints = evals["sprint"].to_numpy() if "sprint" in evals.columns else r.sprint_ids(evals)
     evaluations["key"] = key[is_eval]
+    evaluations["sprint"] = sprints[is_eval]
     evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)
     evaluations["executor"] = _cat(evaluations["executor"], "(unknown)")
     evaluations["day"] = _day(evaluations["timestamp"])
     named = _contract_names(evaluations)
     evaluations["contract"] = _bucket(evaluations["contract_id"], named)
-    first = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("contract_id")
-    first = first.set_index(first["contract_id"].astype(str))
+    # Each sprint's first evaluation: the engine and executor every figure of the sprint is filed under.
+    first = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
+    first = first.set_index("sprint")
     attributes = _row_attributes(evals, evaluations, key, named)
     data = PageData(
         outcomes=_outcomes(evals, attributes),
         greens=_greens(to_green, criterion_greens, first, named),
         activity=_activity(evaluations, criterion_greens, first, named),
-        flips=_flips(history, first, named),
+        flips=_flips(history, sprints, first, named),
         coverage=_coverage(evals, attributes),
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
@@ -223,9 +232,8 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     )
     days = evaluations["day"].astype(object).dropna()
     data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
-    data.evaluations = _sample(evals, evaluations, key, to_green)
-    if workspace is not None:
-        data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
+    data.evaluations = _sample(evals, evaluations, key, to_green, _flow_run_page())
+    data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
     data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
                    "named contracts": len(named), "sampled evaluations": len(data.evaluations)}
     return data
@@ -270,42 +278,44 @@ def _constant(value: str, index: pd.Index) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(np.zeros(len(index), dtype=np.int64), categories=[value]), index=index)
 
 
-def _of_contracts(contracts: pd.Series, first: pd.DataFrame, column: str, missing: str) -> pd.Series:
-    """``first[column]`` (indexed by contract id) for each row's contract, as a categorical.
+def _of_sprints(sprints: pd.Series, first: pd.DataFrame, column: str, missing: str) -> pd.Series:
+    """``first[column]`` (indexed by sprint number) for each row's sprint, as a categorical.
 
-    Looked up once per distinct contract, then spread by integer codes: no string hashing per row.
+    Sprint numbers are small integers: looked up through one array, no hashing per row.
     """
-    values = _cat(contracts, "")
     source = _cat(first[column], missing)
     categories = list(source.cat.categories)
     if missing not in categories:
         categories.append(missing)
-    position = first.index.get_indexer(values.cat.categories.astype(str))
-    per_contract = np.where(position >= 0, source.cat.codes.to_numpy()[position], categories.index(missing))
-    return pd.Series(pd.Categorical.from_codes(per_contract[values.cat.codes.to_numpy()], categories=categories),
-                     index=contracts.index)
+    numbers = pd.to_numeric(sprints, errors="coerce").fillna(-1).to_numpy().astype(np.int64)
+    known = first.index.to_numpy(dtype=np.int64)
+    lookup = np.full(max(int(known.max(initial=-1)), int(numbers.max(initial=-1))) + 2,
+                     categories.index(missing), dtype=np.int64)
+    lookup[known] = source.cat.codes.to_numpy()
+    return pd.Series(pd.Categorical.from_codes(lookup[numbers], categories=categories), index=sprints.index)
 
 
 def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
-    """Contracts and criteria by first-evaluation day and iterations to green."""
+    """Sprints (level ``contract``: a sprint is a contract's run) and criteria by first-evaluation day and
+    iterations to green."""
     keys = ["day", "level", "name", "contract", "engine", "executor", "iterations"]
 
-    def cube(level: str, names: pd.Series, contracts: pd.Series, first_at: pd.Series, iterations: pd.Series,
+    def cube(level: str, names: pd.Series, rows: pd.DataFrame, iterations: pd.Series,
              hours: pd.Series) -> pd.DataFrame:
         frame = pd.DataFrame({
-            "day": _day(first_at), "level": _constant(level, first_at.index), "name": names,
-            "contract": _bucket(contracts, named),
-            "engine": _of_contracts(contracts, first, "engine", r.UNKNOWN_ENGINE),
-            "executor": _of_contracts(contracts, first, "executor", "(unknown)"),
-            "iterations": _cat(iterations.fillna(NEVER).astype(np.int64)), "items": 1,
+            "day": _day(rows["first_at"]), "level": _constant(level, rows.index), "name": names,
+            "contract": _bucket(rows["contract_id"], named),
+            "engine": _of_sprints(rows["sprint"], first, "engine", r.UNKNOWN_ENGINE),
+            "executor": _of_sprints(rows["sprint"], first, "executor", "(unknown)"),
+            "iterations": _cat(iterations.astype("Float64").fillna(NEVER).astype(np.int64)), "items": 1,
             "hours": hours.fillna(0.0).astype(float)})
         return _sum_by(frame, keys)
 
-    contracts = cube("contract", _constant("", to_green.index), to_green["contract_id"], to_green["first_at"],
-                     to_green["iterations_to_green"], to_green["hours_to_green"])
+    contracts = cube("contract", _constant("", to_green.index), to_green, to_green["iterations_to_green"],
+                     to_green["hours_to_green"])
     criterion_hours = (criteria["green_at"] - criteria["first_at"]).dt.total_seconds() / 3600
-    per_criterion = cube("criterion", _cat(criteria["criterion"], ""), criteria["contract_id"], criteria["first_at"],
-                         criteria["iterations_to_green"], criterion_hours)
+    per_criterion = cube("criterion", _cat(criteria["criterion"], ""), criteria, criteria["iterations_to_green"],
+                         criterion_hours)
     return pd.concat([contracts, per_criterion], ignore_index=True)
 
 
@@ -323,8 +333,8 @@ def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataF
     started = _sum_by(first[keys].assign(sprints=1).reset_index(drop=True), keys).set_index(keys)
     green = criteria.dropna(subset=["green_at"])
     passed = pd.DataFrame({"day": _day(green["green_at"]), "contract": _bucket(green["contract_id"], named),
-                           "engine": _of_contracts(green["contract_id"], first, "engine", r.UNKNOWN_ENGINE),
-                           "executor": _of_contracts(green["contract_id"], first, "executor", "(unknown)"),
+                           "engine": _of_sprints(green["sprint"], first, "engine", r.UNKNOWN_ENGINE),
+                           "executor": _of_sprints(green["sprint"], first, "executor", "(unknown)"),
                            "criteria_green": 1})
     passed = _sum_by(passed, keys).set_index(keys)
     table = costs.join([started, passed], how="outer").fillna(0)
@@ -333,14 +343,15 @@ def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataF
     return table.reset_index()
 
 
-def _flips(history: History, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+def _flips(history: History, sprints: np.ndarray, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
     """Comparisons and flips of consecutive fresh runs on one content hash, per test and per strategy."""
     tests = r.tests_with_hashes(history.evals, history.tests)
     tests = tests[tests["workspace_hash"].notna()]
     evals = history.evals
-    strategies = evals.loc[(evals["kind"] == "strategy") & evals["result"].isin(["pass", "fail"])
-                           & evals["workspace_hash"].notna() & ~evals["cached"].eq(True),
-                           ["name", "workspace_hash", "result", "timestamp", "contract_id", "executor"]]
+    fresh = ((evals["kind"] == "strategy") & evals["result"].isin(["pass", "fail"])
+             & evals["workspace_hash"].notna() & ~evals["cached"].eq(True)).to_numpy()
+    strategies = evals.loc[fresh, ["name", "workspace_hash", "result", "timestamp", "contract_id", "executor"]]
+    strategies = strategies.assign(sprint=sprints[fresh])
     tests = tests.assign(result=tests["passed"].map({True: "pass", False: "fail"}), name=tests["test"])
     return pd.concat([_flip_cube(level, rows, first, named) for level, rows in (("test", tests),
                                                                                ("strategy", strategies))],
@@ -359,7 +370,7 @@ def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[s
     kept = frame.index[same]
     out = pd.DataFrame({"day": _day(frame.loc[kept, "at"]), "level": _constant(level, kept),
                         "name": names.loc[kept], "contract": _bucket(rows.loc[kept, "contract_id"], named),
-                        "engine": _of_contracts(rows.loc[kept, "contract_id"], first, "engine", r.UNKNOWN_ENGINE),
+                        "engine": _of_sprints(rows.loc[kept, "sprint"], first, "engine", r.UNKNOWN_ENGINE),
                         "executor": _cat(rows.loc[kept, "executor"], "(unknown)"), "comparisons": 1,
                         "flips": flipped[same].astype(np.int64)}, index=kept)
     if level == "test" and out["name"].nunique() > TEST_LIMIT:  # the tests that flipped most
@@ -404,8 +415,19 @@ def _scores(scores: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- the drill-down sample
 
 
-def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_green: pd.DataFrame
-            ) -> list[dict[str, Any]]:
+def _flow_run_page() -> str | None:
+    """Where the Prefect UI shows a flow run (``…/runs/flow-run/<id>``), when a server is configured."""
+    from sprintflow.settings import configured_api_url
+
+    api = configured_api_url()
+    if not api:
+        return None
+    ui = api.rstrip("/").removesuffix("/api")
+    return f"{ui}/runs/flow-run/"
+
+
+def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_green: pd.DataFrame,
+            flow_runs: str | None = None) -> list[dict[str, Any]]:
     """The newest evaluations of each day and result, with their strategy and criterion results."""
     picked = evaluations.sort_values("timestamp", ascending=False, kind="stable")
     picked = picked.groupby(["day", "result"], observed=True, sort=False).head(SAMPLE_PER_DAY).head(SAMPLE_LIMIT)
@@ -417,15 +439,18 @@ def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_
     for row in parts.itertuples(index=False):
         entry = results.setdefault(int(row.key), {"strategy": {}, "criterion": {}})
         entry["strategy" if row.kind == "strategy" else "criterion"][str(row.name)] = str(row.result)
-    green_at = to_green.set_index(to_green["contract_id"].astype(str))["iterations_to_green"]
+    green_at = to_green.set_index("sprint")["iterations_to_green"]
     records = []
     for row in picked.itertuples(index=False):
         parts_of = results.get(int(row.key), {"strategy": {}, "criterion": {}})
-        green = green_at.get(str(row.contract_id))
+        green = green_at.get(int(row.sprint))
         records.append({
             "key": f"{row.eval_id}@{row.timestamp.isoformat()}", "eval_id": row.eval_id,
             "at": row.timestamp.strftime("%Y-%m-%d %H:%M"), "day": str(row.day), "contract": str(row.contract),
             "contract_id": str(row.contract_id), "iteration": int(row.iteration), "result": str(row.result),
+            "workspace": None if pd.isna(row.workspace) else str(row.workspace),
+            "sprint_run": None if pd.isna(row.sprint_run) else str(row.sprint_run),
+            "flow_run": f"{flow_runs}{row.run_id}" if flow_runs and not pd.isna(row.run_id) else None,
             "engine": str(row.engine), "executor": str(row.executor),
             "hash": None if pd.isna(row.workspace_hash) else str(row.workspace_hash)[:12],
             "strategies": parts_of["strategy"], "criteria": parts_of["criterion"],
@@ -441,29 +466,71 @@ def _cut(text: Any, limit: int = TEXT_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]} … [{len(text) - limit:,} more characters]"
 
 
-def eval_details(workspace: Path | str, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def eval_details(workspace: Path | str | None, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """EvalResult excerpts for sampled evaluations whose file is still the one recorded (same timestamp).
 
-    An eval id is reused when a contract's iteration is evaluated again; a file
-    that now holds another evaluation is not shown as this one's.
+    Each file is read from the workspace its evaluation ran in (a shared history holds many), else
+    from ``workspace``. A file that now holds another evaluation (an older, reused eval id) is not
+    shown as this one's.
 
     Returns:
         ``key -> {summary, feedback[], strategies[{name, result, details, diagnostics[]}],
-        criteria[{id, result, evidence, feedback}], regressions[]}``, texts capped.
+        criteria[{id, result, evidence, feedback}], regressions[]}``, texts capped; for a sprint's
+        iteration also ``generator{prompt, answer, …}`` and ``tester{prompt, answer, …}`` from its journal,
+        credentials masked.
     """
-    layout = WorkspaceLayout(Path(workspace))
     details: dict[str, dict[str, Any]] = {}
     for record in records:
+        home = record.get("workspace") or workspace
+        if home is None:
+            continue
         try:
-            path = layout.eval_file(record["eval_id"])
+            path = WorkspaceLayout(Path(home)).eval_file(record["eval_id"])
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, Exception):  # noqa: BLE001 - a missing or foreign file only costs the detail
             continue
         if not isinstance(doc, dict) or pd.Timestamp(doc.get("timestamp", "")).strftime("%Y-%m-%d %H:%M") \
                 != record["at"]:
             continue
-        details[record["key"]] = _excerpt(doc)
+        details[record["key"]] = {**_excerpt(doc), **_transcript(Path(home), record)}
     return details
+
+
+def _masked(text: Any, limit: int = TRANSCRIPT_LIMIT) -> str:
+    return _cut(mask_secrets(text if isinstance(text, str) else ""), limit)
+
+
+def _transcript(workspace: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """The sprint iteration's engine steps, from its journal: the generator's prompt and answer, the
+    tester's; masked and cut. Only the journal of the same sprint run (its pin) is this evaluation's:
+    a later sprint of the contract writes the same iteration's journal anew."""
+    if not record.get("sprint_run"):
+        return {}
+    layout = WorkspaceLayout(workspace)
+    try:
+        entry = json.loads(layout.journal_file(record["contract_id"], record["iteration"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError, Exception):  # noqa: BLE001 - a missing or foreign journal only costs the transcript
+        return {}
+    if not isinstance(entry, dict) or entry.get("pinId") != record["sprint_run"]:
+        return {}
+    generator = {"ok": entry.get("ok"), "reason": _masked(entry.get("reason"), 300),
+                 "prompt": _masked(entry.get("prompt")), "answer": _masked(entry.get("raw")),
+                 "stderr": _masked(entry.get("stderr"), 1500), "cost": entry.get("costUsd"),
+                 "tokens": [entry.get("inputTokens"), entry.get("outputTokens")]}
+    out: dict[str, Any] = {"generator": generator}
+    tester = entry.get("tester")
+    if isinstance(tester, dict) and isinstance(tester.get("runId"), str):
+        folder = layout.runs_dir / tester["runId"]
+
+        def text(name: str) -> str:
+            try:
+                return (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return ""
+
+        out["tester"] = {"mode": tester.get("mode"), "run": tester["runId"], "summary": tester.get("summary"),
+                         "prompt": _masked(text("prompt.txt")), "answer": _masked(text("engine.txt"))}
+    return out
 
 
 def _excerpt(doc: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f}
 header,main,#drill,.problems{padding:0 1.5em;max-width:1400px;margin:0 auto}
 h1{font-size:1.6em;margin:.6em 0 .1em} .meta{color:#666;margin:0}
+.synthetic{background:#fff3cd;border:1px solid #e0b84d;padding:.4em .8em;border-radius:6px;font-weight:600}
 pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pre-wrap;font-size:12.5px}
 #filters{position:sticky;top:0;z-index:5;background:#fff;border-bottom:1px solid #ddd;padding:.5em 1.5em;
  display:flex;flex-wrap:wrap;gap:.4em 1.4em;align-items:center;font-size:13px}
@@ -133,10 +134,14 @@ def render_html(report: Report) -> str:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in report.problems[:50])
         problems = f'<section class="problems"><h2>Skipped input</h2><ul>{items}</ul></section>'
     tables = " · ".join(f'<a href="csv/{key}.csv">{key}</a>' for key in report.tables)
+    synthetic = (f'<p class="synthetic" role="alert">Synthetic demo data, not a real history: '
+                 f"{html.escape(report.synthetic)}</p>" if report.synthetic else "")
+    marked = " (synthetic demo data)" if report.synthetic else ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>sprintflow report</title><style>{_CSS}</style></head><body>"
-        f"<header><h1>sprintflow report</h1><p class=\"meta\">{html.escape(report.workspace)} · generated "
+        f"<title>sprintflow report{marked}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>sprintflow report{marked}</h1>{synthetic}"
+        f"<p class=\"meta\">{html.escape(report.workspace)} · generated "
         f"{html.escape(report.generated_at)}{since} · {counts}</p>"
         f'<pre class="summary">{html.escape(report.summary_text())}</pre></header>'
         f'<div id="filters"></div>'

@@ -47,6 +47,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
     page: PageData | None = None
     """What the interactive page embeds (None when built without it)."""
+    synthetic: str | None = None
+    """Set when the history is a made-up demo (:attr:`~sprintflow.history.sources.History.synthetic`)."""
 
     def summary_lines(self) -> list[str]:
         """The short text summary, one finding per line."""
@@ -82,6 +84,8 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "criteria-coverage": coverage,
         "flaky-strategies": r.flaky_strategies(evals),
         "flaky-tests": r.flaky_tests(evals, history.tests),
+        "test-history": r.test_history(history.tests, bugs),
+        "test-outcomes": r.test_outcomes(history.tests),
         "regressions-by-week": r.regressions_over_time(evals),
         "bug-summary": r.bug_summary(bugs),
         "bug-activity": r.bug_activity(bugs),
@@ -103,7 +107,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
     page_data = build_page_data(history, workspace=details, to_green=to_green,
                                 criterion_greens=criterion_greens) if page else None
     return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems),
-                  page=page_data)
+                  page=page_data, synthetic=history.synthetic)
 
 
 def _pct(value: float) -> str:
@@ -119,6 +123,8 @@ def _summary(report: Report) -> list[str]:
     lines = [f"sprintflow report: {c['evaluations']:,} evaluations, {c['strategy results']:,} strategy "
              f"and {c['criterion results']:,} criterion results"
              + (f" since {report.since}" if report.since else "")]
+    if report.synthetic:
+        lines.append(f"  SYNTHETIC DEMO DATA, not a real history: {report.synthetic}")
     if not c["evaluations"]:
         return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"]
     lines += _trend_lines(t["pass-rate-by-week"])
@@ -152,9 +158,9 @@ def _trend_lines(weeks: pd.DataFrame, span: int = 4) -> list[str]:
 def _green_line(green: pd.DataFrame) -> list[str]:
     done = green[green["green"]]
     if done.empty:
-        return [f"  no contract has passed yet ({len(green)} evaluated)"]
+        return [f"  no sprint has passed yet ({len(green)} evaluated)"]
     median = float(done["iterations_to_green"].median())
-    return [(f"  {_pct(len(done) / len(green))} of {len(green):,} contracts went green; iterations to "
+    return [(f"  {_pct(len(done) / len(green))} of {len(green):,} sprints went green; iterations to "
              f"green: median {median:g}, mean {float(done['iterations_to_green'].mean()):.2f}; "
              f"mean {done['hours_to_green'].mean():.1f} h from first evaluation to green")]
 

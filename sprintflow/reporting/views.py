@@ -133,6 +133,13 @@ def _percent(field: str, title: str | None = None) -> alt.X:
     return alt.X(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
 
 
+def _hit_bars(base: alt.Chart, y: alt.Y, pick: alt.Parameter, tooltip: list) -> alt.Chart:
+    """A full-width, all but invisible bar on each row that takes the click for ``pick``: a 0 % bar has
+    no width to click, and its row must still list its evaluations. Drawn last, over the visible bars."""
+    return base.mark_bar(opacity=0.01, cursor="pointer").encode(
+        x=alt.datum(0, scale=alt.Scale(domain=[0, 1])), x2=alt.datum(1), y=y, tooltip=tooltip).add_params(pick)
+
+
 def _period_of(day: str) -> str:
     """The start of the period holding ``day`` (a ``YYYY-MM-DD`` expression), as a UTC timestamp."""
     return (f"period_unit == 'day' ? toDate({day}) : period_unit == 'week' ? "
@@ -222,12 +229,12 @@ def _strategies() -> Spec:
             .transform_calculate(decided="datum.passed + datum.failed")
             .transform_calculate(**_wilson("passed", "decided")))
     y = alt.Y("name:N", title=None, sort=alt.EncodingSortField("rate", order="ascending"))
+    tooltip = [alt.Tooltip("name:N", title="strategy"), alt.Tooltip("label:N", title="pass rate [95%]")]
     bars = base.mark_bar(cursor="pointer").encode(
         x=_percent("rate", "pass rate"), y=y, color=alt.condition(pick, alt.value("#f58518"), alt.value(_BAND)),
-        tooltip=[alt.Tooltip("name:N", title="strategy"), alt.Tooltip("label:N", title="pass rate [95%]")]
-    ).add_params(pick)
+        tooltip=tooltip)
     rules = base.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y)
-    chart = _layer(bars, rules, width=WIDTH - 120, height={"step": 22},
+    chart = _layer(bars, rules, _hit_bars(base, y, pick, tooltip), width=WIDTH - 120, height={"step": 22},
                    title=_title("Pass rate by strategy", "click a bar to list its evaluations"))
     table = _table(_ranked(base.transform_calculate(runs="format(datum.decided, ',')",
                                                       skips="format(datum.skipped, ',')"),
@@ -350,12 +357,12 @@ def _engines() -> Spec:
              .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["engine"])
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
+    tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")]
     rate_bars = _layer(
-        rates.mark_bar(cursor="pointer").encode(
-            x=_percent("rate", "evaluation pass rate"), y=y, color=color,
-            tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")])
-        .add_params(pick),
+        rates.mark_bar(cursor="pointer").encode(x=_percent("rate", "evaluation pass rate"), y=y, color=color,
+                                                tooltip=tooltip),
         rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
+        _hit_bars(rates, y, pick, tooltip),
         width=300, height={"step": 26}, title=_title("Evaluations passing"))
     greens = (_data("greens").transform_filter("datum.level == 'contract'")
               .transform_filter(_where("contract", "engine", "executor"))

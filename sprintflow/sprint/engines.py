@@ -34,6 +34,7 @@ __all__ = [
     "ENGINE_PRESETS",
     "EngineReply",
     "engine_env",
+    "engine_label",
     "expand_engine",
     "extract_json",
     "parse_engine_output",
@@ -96,6 +97,36 @@ def expand_engine(command: str) -> str:
     """
     stripped = command.strip()
     return ENGINE_PRESETS.get(stripped, stripped)
+
+
+def engine_label(command: str, *, labels: Mapping[str, str] | None = None, workspace: Path | str | None = None,
+                 home: Path | str | None = None) -> str:
+    """How the history and reports name an engine: its configured name (``engines.labels``), its preset,
+    else its command line with the workspace folder written ``.`` and the home folder ``~``, so copies
+    of one project that sprint with one engine file their figures under one name.
+
+    Example:
+        >>> engine_label("claude -p --output-format json")
+        'claude'
+        >>> engine_label("python3 /opt/a.py", labels={"engine-a": "python3 /opt/a.py"})
+        'engine-a'
+        >>> engine_label("python3 /home/ann/ws-3/fix.py --key /home/ann/k", workspace="/home/ann/ws-3",
+        ...              home="/home/ann")
+        'python3 ./fix.py --key ~/k'
+    """
+    expanded = expand_engine(command)
+    for name, configured in (labels or {}).items():
+        if expand_engine(configured) == expanded:
+            return name
+    for name, preset in ENGINE_PRESETS.items():
+        if preset == expanded:
+            return name
+    shortened = expanded
+    for folder, short in ((workspace, "."), (home if home is not None else Path.home(), "~")):
+        text = str(folder).rstrip("/") if folder is not None else ""
+        if len(text) > 1:  # never "/": that would rewrite every absolute path
+            shortened = re.sub(re.escape(text) + r"(?=/|\s|$|[\"'])", short, shortened)
+    return shortened
 
 
 def resolve_engine(role: str, explicit: str | None = None, config: Any = None,

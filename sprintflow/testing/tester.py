@@ -342,6 +342,7 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
     # The engine's answer is kept, so a failed or odd tester step can be read afterwards.
     atomic_write_text(folder / "engine.txt", f"{reply.raw[-RAW_KEPT:]}\n--- stderr ---\n"
                                              f"{reply.stderr[-RAW_KEPT:]}")
+    atomic_write_text(folder / "prompt.txt", prompt[:RAW_KEPT])
     return TesterStep(mode=mode, test_run=sync.test_run, engine=EngineSummary.of(reply),
                       restored=restored, mutation=mutation,
                       self_check=self_check(sync.test_run, contract, workspace, settings.tests_dir),

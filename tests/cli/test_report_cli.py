@@ -13,7 +13,8 @@ TABLES = {"pass-rate-by-week", "first-pass-yield", "first-pass-yield-by-week", "
           "strategy-pass-rate-by-week", "time-to-green", "criteria-coverage-summary", "criteria-coverage",
           "flaky-strategies", "regressions-by-week", "bug-summary", "bug-activity", "time-to-fix",
           "score-by-prompt", "score-trends", "cost-per-sprint", "testrun-trends", "kill-rates", "criterion-pass-rate",
-          "criterion-time-to-green", "flaky-tests", "score-epochs", "cost-over-time", "engine-comparison"}
+          "criterion-time-to-green", "flaky-tests", "test-history", "test-outcomes", "score-epochs", "cost-over-time",
+          "engine-comparison"}
 
 
 @pytest.fixture(autouse=True)

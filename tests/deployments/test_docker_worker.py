@@ -15,6 +15,7 @@ from .conftest import ROOT
 from .test_process_worker import CONTRACT, prefect
 
 sys.path.insert(0, str(ROOT))
+from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import make_workspace
 
 pytestmark = pytest.mark.slow
@@ -66,6 +67,6 @@ def test_a_docker_worker_runs_a_deployed_evaluation_in_the_runner_image(server_e
     assert (run.state.type.value, run.state.name) == ("COMPLETED", "Completed"), run.state.message
     assert deployment.work_pool_name == docker_pool
     assert run.state.message.startswith("PASS sprint-spec-tiny-1 (iteration 1): ")
-    result = json.loads((workspace / ".sprintflow" / "evals" / "eval-sprint-spec-tiny-1-1.json").read_text())
+    result = json.loads(eval_path(workspace, "sprint-spec-tiny-1", 1).read_text())
     assert result["overallResult"] == "pass"
     assert run.infrastructure_pid  # the worker recorded the container it started

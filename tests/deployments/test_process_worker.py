@@ -14,6 +14,7 @@ import pytest
 from .conftest import ROOT
 
 sys.path.insert(0, str(ROOT))
+from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import make_workspace
 
 pytestmark = pytest.mark.slow
@@ -79,7 +80,7 @@ def test_a_process_worker_runs_the_nightly_evaluation_of_a_git_branch(server_env
     assert deployment.pull_steps == [{"prefect.deployments.steps.set_working_directory":
                                       {"directory": str(ROOT)}}]
     [checkout] = [p for p in (tmp_path / "checkouts").iterdir() if not p.name.endswith(".mirror.git")]
-    result = json.loads((checkout / ".sprintflow" / "evals" / "eval-sprint-spec-tiny-1-1.json").read_text())
+    result = json.loads(eval_path(checkout, "sprint-spec-tiny-1", 1).read_text())
     assert result["overallResult"] == "pass"
 
     # `sprintflow serve` does not quietly take over what the workers run.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
+from tests.fixtures.evals import eval_path
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
 CHEATER = Path(__file__).resolve().parents[1] / "redteam" / "cheater.py"
@@ -24,7 +25,7 @@ def test_a_missing_tool_blocks_the_contract_and_the_iteration_is_judged_again_la
     contract = json.loads((workspace / ".sprintflow/contracts" / f"{CONTRACT_ID}.json").read_text())
     assert outcomes[CONTRACT_ID] == "blocked"
     assert contract["status"] == "in-progress" and contract["iterationHistory"] == []
-    result = json.loads((workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
+    result = json.loads(eval_path(workspace, CONTRACT_ID, 1).read_text())
     environment = [f for f in result["generatorFeedback"] if f["category"] == "environment"]
     assert environment and "pytest-not-installed" in environment[0]["description"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
 from sprintflow.schemas.validation import validate_data
+from tests.fixtures.evals import eval_id_pattern
 
 PY_CONTRACT = ".sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"
 SEED_ORDER = ["build", "typecheck", "lint", "unit-test", "api-check", "playwright", "custom"]
@@ -31,7 +33,7 @@ def _assert_written_and_valid(workspace, result: EvalResult):
     path = workspace / ".sprintflow" / "evals" / f"{result.eval_id}.json"
     data = json.loads(path.read_text())
     assert validate_data(data, "eval-result", str(path)) == []
-    assert data["evalId"] == f"eval-{result.contract_id}-1"
+    assert re.fullmatch(eval_id_pattern(result.contract_id, 1), data["evalId"])
 
 
 def _assert_names_expected_failures(workspace, result: EvalResult, expected_file):

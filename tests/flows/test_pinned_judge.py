@@ -9,6 +9,7 @@ from pathlib import Path
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
+from tests.fixtures.evals import eval_path
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
 CHEATER = Path(__file__).resolve().parents[1] / "redteam" / "cheater.py"
@@ -21,7 +22,7 @@ def test_a_config_the_contract_lets_the_generator_change_still_judges_by_the_pin
     data["estimatedFiles"].append("sprintflow.toml")  # so the guard keeps the edit, for a reviewer
     contract.write_text(json.dumps(data))
     outcomes = run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} config_commands")
-    evaluation = workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json"
+    evaluation = eval_path(workspace, CONTRACT_ID, 1)
     result = EvalResult.model_validate_json(evaluation.read_text())
     assert outcomes[CONTRACT_ID] == "needs-rework"
     assert 'command = "true"' in (workspace / "sprintflow.toml").read_text()  # kept, as the contract allowed
@@ -41,7 +42,7 @@ def test_a_killed_sprint_resumes_with_its_pin(prefect_harness, tmp_path):
         (workspace / "sprintflow.toml").read_text().replace("--junitxml", "--co --junitxml"))
     run_flow(sprint_flow, str(workspace), engine=f"{sys.executable} {CHEATER} honest")
     result = EvalResult.model_validate_json(
-        (workspace / ".sprintflow" / "evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
+        eval_path(workspace, CONTRACT_ID, 1).read_text())
     unit = next(s for s in result.strategy_results if s.strategy == "unit-test")
     assert unit.result.value == "pass" and "2 passed" in unit.details  # the pinned command ran the tests
     # An edit after the pin is part of the change the sprint judges: not judged, and undone.

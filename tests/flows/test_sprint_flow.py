@@ -16,6 +16,7 @@ import pytest
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult, SprintContract
+from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +26,10 @@ DEMO_ENGINE = f"python3 {ROOT / 'examples/sprint-demo/generator/scripted_engine.
 def _contract(workspace: Path, number: int) -> SprintContract:
     path = workspace / ".sprintflow" / "contracts" / f"sprint-spec-tiny-{number}.json"
     return SprintContract.model_validate_json(path.read_text())
+
+
+def _iteration(workspace: Path, contract_id: str, iteration: int) -> EvalResult:
+    return EvalResult.model_validate_json(eval_path(workspace, contract_id, iteration).read_text())
 
 
 def _eval(workspace: Path, eval_id: str) -> EvalResult:
@@ -46,7 +51,7 @@ def test_demo_sprint_fails_then_passes_and_runs_the_dependent_contract(prefect_h
     first = json.loads((workspace / ".sprintflow/contracts/sprint-spec-20260115-todo-api-1.json").read_text())
     assert [h["result"] for h in first["iterationHistory"]] == ["fail", "pass"]
     assert first["status"] == "completed" and first["completedAt"]
-    failed = _eval(workspace, "eval-sprint-spec-20260115-todo-api-1-1")
+    failed = _iteration(workspace, "sprint-spec-20260115-todo-api-1", 1)
     located = [(f.file, f.line) for f in failed.generator_feedback if f.file and f.line]
     assert ("tests/test_api.py", 54) in located and ("src/todo_api/server.py", 28) in located
     assert any("Hint:" in f.description for f in failed.generator_feedback)
@@ -78,7 +83,7 @@ def test_tampering_with_protected_files_is_restored_and_fails_the_iteration(pref
     assert outcomes["sprint-spec-tiny-1"] == "needs-rework"
     assert (tiny / "evals/held_out.txt").read_text() == held_out
     assert _contract(tiny, 1).contract_id == "sprint-spec-tiny-1"
-    second = _eval(tiny, "eval-sprint-spec-tiny-1-2")
+    second = _iteration(tiny, "sprint-spec-tiny-1", 2)
     assert second.overall_result == "fail"
     critical = second.generator_feedback[0]
     assert critical.priority.value == "critical" and "evals/held_out.txt" in critical.description
@@ -97,7 +102,7 @@ def test_a_failing_generator_is_a_failed_step_with_its_output_kept(prefect_harne
     assert outcomes["sprint-spec-tiny-1"] == "needs-rework"
     journal = json.loads((tiny / ".sprintflow/runs/sprint/sprint-spec-tiny-1/iteration-1.json").read_text())
     assert not journal["ok"] and reason in journal["reason"]
-    result = _eval(tiny, "eval-sprint-spec-tiny-1-1")
+    result = _iteration(tiny, "sprint-spec-tiny-1", 1)
     assert result.generator_feedback[0].priority.value == "critical"
     assert "generator step failed" in result.generator_feedback[0].description
 
@@ -177,6 +182,6 @@ def test_each_iteration_is_committed_on_its_branch_and_unexpected_files_are_note
     log = subprocess.run([*git, "log", "--format=%s", "sprintflow/sprint-spec-tiny-1"], capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert log[:2] == ["sprintflow: sprint-spec-tiny-1 iteration 2", "sprintflow: sprint-spec-tiny-1 iteration 1"]
-    first = _eval(tiny, "eval-sprint-spec-tiny-1-1")
+    first = _iteration(tiny, "sprint-spec-tiny-1", 1)
     notes = [f.description for f in first.generator_feedback if f.priority.value == "low"]
     assert any("notes.md (created): not judged (documentation)" in n for n in notes)

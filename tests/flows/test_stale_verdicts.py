@@ -8,6 +8,7 @@ import sys
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
+from tests.fixtures.evals import eval_path
 from tests.redteam.test_cheats import CHEATER
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
@@ -30,7 +31,7 @@ def test_a_completed_contract_reset_with_its_bug_back_is_judged_again(prefect_ha
     history = json.loads(_contract(workspace).read_text())["iterationHistory"]
     assert [(r["iteration"], r["result"]) for r in history] == [(1, "pass"), (2, "fail")]
     assert history[0]["pinId"] != history[1]["pinId"]
-    second = workspace / ".sprintflow" / "evals" / f"eval-{CONTRACT_ID}-2.json"
+    second = eval_path(workspace, CONTRACT_ID, 2)
     judged = EvalResult.model_validate_json(second.read_text())
     assert judged.judged is not None and judged.judged.pin_id == history[1]["pinId"]
 

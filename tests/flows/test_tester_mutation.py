@@ -11,6 +11,7 @@ from sprintflow.flows.sprint import sprint_flow
 from sprintflow.history.dataset import EVALS, read_table
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
+from tests.fixtures.evals import eval_path
 from tests.redteam.victims import CONTRACT_ID, python_victim
 
 CHEATER = Path(__file__).resolve().parents[1] / "redteam" / "cheater.py"
@@ -30,7 +31,7 @@ def test_the_testers_kill_rate_is_in_the_eval_result_and_the_history(prefect_har
     # A grade of the tester, not a verdict on the generator: the honest fix completes either way.
     assert outcomes == {CONTRACT_ID: "completed"}
     result = EvalResult.model_validate_json(
-        (workspace / ".sprintflow/evals" / f"eval-{CONTRACT_ID}-1.json").read_text())
+        eval_path(workspace, CONTRACT_ID, 1).read_text())
     graded = result.tester_mutation
     assert graded is not None and graded.status == "measured" and graded.tool.startswith("cosmic-ray")
     assert [f.function for f in graded.functions] == ["add"]

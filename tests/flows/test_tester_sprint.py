@@ -9,6 +9,7 @@ from pathlib import Path
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult, SprintContract, load_document
+from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import ENGINE, TESTER, make_workspace
 
 TESTER_CONFIG = f'''
@@ -23,6 +24,10 @@ command = "{sys.executable} -m pytest -q -p no:cacheprovider --disable-plugin-au
 def _journal(workspace: Path, contract: str, iteration: int) -> dict:
     path = workspace / ".sprintflow/runs/sprint" / contract / f"iteration-{iteration}.json"
     return json.loads(path.read_text())
+
+
+def _iteration(workspace: Path, contract_id: str, iteration: int) -> EvalResult:
+    return EvalResult.model_validate_json(eval_path(workspace, contract_id, iteration).read_text())
 
 
 def _eval(workspace: Path, eval_id: str) -> EvalResult:
@@ -62,10 +67,10 @@ def test_the_tester_resumes_retries_and_guards_its_tests_from_the_generator(pref
     assert other["hiddenWrites"] == ["tests/sprintflow/test_sprint_spec_tiny_1.py"]
     assert "def test_ok" not in (tiny / "tests/sprintflow/test_sprint_spec_tiny_1.py").read_text()
 
-    failed = _eval(tiny, "eval-sprint-spec-tiny-1-1")
+    failed = _iteration(tiny, "sprint-spec-tiny-1", 1)
     assert any("[sc-1-2] fails. Hint:" in f.description for f in failed.generator_feedback)
     # The generator's tampering with the tests changed nothing and blocked its iteration.
-    tampered = _eval(tiny, "eval-sprint-spec-tiny-2-1")
+    tampered = _iteration(tiny, "sprint-spec-tiny-2", 1)
     assert tampered.overall_result == "fail"
     assert any("tests/sprintflow/test_sprint_spec_tiny_1.py" in f.description and f.priority.value == "critical"
                for f in tampered.generator_feedback)

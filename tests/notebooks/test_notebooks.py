@@ -83,3 +83,10 @@ def test_every_cell_runs_and_every_chart_draws(executed, name):
             assert images and len(images[0]["data"]["image/png"]) > 10_000, cell.source
     tables = [o for c in cells for o in c.outputs if "text/html" in o.get("data", {})]
     assert tables, f"{name} shows no table"
+
+
+@pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
+def test_the_demo_says_it_is_synthetic_before_any_number(executed, name):
+    first = next(c for c in executed[name].cells if c.cell_type == "code")
+    said = "".join(o.get("text", "") for o in first.outputs if o.output_type == "stream")
+    assert "SYNTHETIC DEMO DATA (SPRINTFLOW_DEMO=1): every number and chart below is made up" in said, said

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import sprintflow
+from sprintflow.evaluate.result import contract_evals
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.runs import run_flow
 from sprintflow.schemas import EvalResult
@@ -147,9 +148,7 @@ def _sprint(workspace: Path, cheat: str, executor: str = "local") -> tuple[str, 
                             executor=executor)
     finally:
         del os.environ[SECRET_ENV]
-    last = max((workspace / ".sprintflow" / "evals").glob(f"eval-{CONTRACT_ID}-*.json"),
-               key=lambda p: int(p.stem.rsplit("-", 1)[1]))
-    return outcomes[CONTRACT_ID], EvalResult.model_validate_json(last.read_text())
+    return outcomes[CONTRACT_ID], contract_evals(workspace, CONTRACT_ID)[-1]
 
 
 @pytest.fixture

@@ -121,9 +121,9 @@ def test_pass_rate_by_week_per_strategy_and_for_whole_evaluations(evals):
 
 
 def test_first_pass_yield_overall_and_by_week(evals):
-    assert values(r.first_pass_yield(evals), ["contracts", "first_pass", "yield"]) == [
+    assert values(r.first_pass_yield(evals), ["sprints", "first_pass", "yield"]) == [
         [3, 1, round(1 / 3, 6)]]
-    assert values(r.first_pass_yield(evals, freq="W"), ["week", "contracts", "first_pass", "yield"]) == [
+    assert values(r.first_pass_yield(evals, freq="W"), ["week", "sprints", "first_pass", "yield"]) == [
         [WEEK1, 2, 1, 0.5], [WEEK2, 1, 0, 0.0]]
 
 
@@ -250,7 +250,7 @@ def test_an_empty_history_gives_empty_tables_not_errors(tmp_path):
     for function in (r.pass_rate_by_strategy, r.pass_rate_by_week, r.time_to_green, r.criteria_coverage,
                      r.flaky_strategies, r.regressions_over_time, r.cost_per_sprint):
         assert function(empty).empty, function.__name__
-    assert values(r.first_pass_yield(empty), ["contracts", "first_pass", "yield"]) == [[0, 0, None]]
+    assert values(r.first_pass_yield(empty), ["sprints", "first_pass", "yield"]) == [[0, 0, None]]
     assert r.coverage_summary(r.criteria_coverage(empty)).criteria.sum() == 0
 
 
@@ -284,7 +284,7 @@ def test_criterion_pass_rate_per_day_over_a_week(evals):
 def test_criterion_time_to_green_per_criterion_id(evals):
     # sc-1: A manual (never), B custom (never), C green at iteration 2, 48 h after 01-12 09:00.
     # sc-2: A green at iteration 2 after 24 h; C passed at its first judging (iteration 2, 0 h).
-    assert values(r.criterion_time_to_green(evals), ["criterion", "contracts", "green", "green_rate",
+    assert values(r.criterion_time_to_green(evals), ["criterion", "sprints", "green", "green_rate",
                                                      "median_iterations_to_green", "median_hours_to_green"]) == [
         ["sc-1", 3, 1, round(1 / 3, 6), 2.0, 48.0], ["sc-2", 2, 2, 1.0, 2.0, 12.0]]
 

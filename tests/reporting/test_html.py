@@ -143,7 +143,9 @@ def test_filters_change_the_numbers_and_clicks_open_evaluations(sync_playwright,
             page.click("dialog#evaluation button")
 
             # A bar: the strategy picked lists evaluations with that strategy's own result.
-            page.locator('#charts path[aria-roledescription="bar"][aria-label*="strategy: typecheck"]').first.click()
+            # The row's click target lies over the bar (a 0 % bar has no width to click): the last of the two.
+            page.locator('#charts path[aria-roledescription="bar"][aria-label*="strategy: typecheck"]'
+                         '[aria-label*="pass rate [95%]"]').last.click()
             page.wait_for_function("document.querySelector('#drill h2').textContent.includes('typecheck')")
             assert page.locator("#drill tbody tr").count() > 0
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

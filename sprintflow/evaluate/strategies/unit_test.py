@@ -77,7 +77,9 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
         judged = super().judge_output(run, command, outcome, parsed)
         spec = self.report_spec(run.workspace)
         fmt = spec.format if spec else None
-        if parsed is None or fmt not in TEST_REPORT_FORMATS:
+        # Report files and the test runners' own text (``pytest -q``'s summary lines) alike: whatever
+        # counted tests names them, for the test's history and its bugs.
+        if parsed is None or fmt is None or (fmt not in TEST_REPORT_FORMATS and parsed.counts is None):
             return judged
         test_run = judge_test_run(parsed, fmt, run_id=new_run_id(), stdout=outcome.stdout, stderr=outcome.stderr,
                                   exit_code=outcome.exit_code, timed_out=outcome.timed_out,
