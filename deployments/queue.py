@@ -5,7 +5,8 @@ one slot, created on first use) for as long as it works there, so a second run o
 workspace — two schedules, a schedule and a click, an automation — waits for the first to end
 instead of colliding with it. While it waits its state says so (``AwaitingConcurrencySlot``, a
 Running state whose message names the workspace: one of the state names the Prefect UI lists, so
-the deployment page shows the waiting run), and it goes on as ``Running`` when its turn comes. The limits show on the server's Concurrency page; a lease whose holder died expires
+the deployment page shows the waiting run), and it goes on as ``Running`` when its turn comes.
+The limits show on the server's Concurrency page; a lease whose holder died expires
 within a minute (:mod:`sprintflow.concurrency`).
 
 A sprintflow command at a terminal holds the workspace's file lock instead
