@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from sprintflow.errors import InfrastructureError
-from sprintflow.runs import failure_kind
 
 __all__ = ["retry_on_infrastructure"]
 
@@ -17,12 +16,9 @@ def retry_on_infrastructure(task, task_run, state) -> bool:
         >>> @task(retries=2, retry_condition_fn=retry_on_infrastructure)
         ... def call_engine() -> None: ...
     """
-    if failure_kind(state) is not None:
-        return False  # a strategy that failed is a verdict, never retried
+    # A verdict (a strategy that failed) is a Failed state whose data is the judged value, an error
+    # its exception: only the machinery's is worth another try.
     try:
-        state.result(raise_on_failure=True)
-    except InfrastructureError:
-        return True
-    except Exception:  # noqa: BLE001 - anything else is a real failure: never retried
+        return isinstance(state.result(raise_on_failure=False), InfrastructureError)
+    except Exception:  # noqa: BLE001 - a result that cannot be read is no reason to run again
         return False
-    return False

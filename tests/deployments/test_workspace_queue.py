@@ -12,6 +12,7 @@ import pytest
 from .conftest import ROOT, wait_until
 
 sys.path.insert(0, str(ROOT))
+from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import make_workspace
 
 pytestmark = pytest.mark.slow
@@ -86,8 +87,7 @@ def test_a_second_run_on_a_workspace_waits_for_the_first_and_both_end_with_their
     after = history[history.index("AwaitingConcurrencySlot") + 1:]
     assert after[0] == "Running" and after[-1] == second_run.state.name
     assert (limit.limit, limit.active_slots) == (1, 0)
-    results = {n: json.loads((workspace / f".sprintflow/evals/eval-sprint-spec-tiny-{n}-1.json").read_text())
-               for n in (1, 2)}
+    results = {n: json.loads(eval_path(workspace, f"sprint-spec-tiny-{n}", 1).read_text()) for n in (1, 2)}
     assert (results[1]["overallResult"], results[2]["overallResult"]) == ("pass", "fail")
 
 
