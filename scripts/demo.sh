@@ -18,9 +18,10 @@ set -e
 sprintflow status "$workspace"
 echo; echo "Feedback the generator got after iteration 1 of contract 1:"
 python3 - "$workspace" <<'PY'
-import json, sys
+import sys
 from pathlib import Path
-result = json.loads((Path(sys.argv[1]) / ".sprintflow/evals/eval-sprint-spec-20260115-todo-api-1-1.json").read_text())
+from sprintflow.evaluate.result import load_eval
+result = load_eval(Path(sys.argv[1]), "sprint-spec-20260115-todo-api-1", 1).model_dump(mode="json", by_alias=True)
 print(result["summary"])
 for item in result["generatorFeedback"][:5]:
     where = f"{item['file']}:{item['line']} " if item.get("file") and item.get("line") else ""

@@ -22,10 +22,6 @@ logger = logging.getLogger("sprintflow")
 LEASE_S = 60
 """Lease of a slot, renewed while its holder lives (the server's minimum)."""
 
-_LOCKED = 423
-"""What the server answers when every slot of the limit is taken."""
-
-
 def limit_exists(name: str) -> bool:
     """Whether the server has the global concurrency limit ``name``."""
     from prefect.client.orchestration import get_client
@@ -79,23 +75,23 @@ def held_slot(name: str, *, holder: Any = None, on_wait: Callable[[], object] | 
 
 
 def _acquire(name: str, holder: Any, on_wait: Callable[[], object] | None) -> UUID:
-    import httpx
-    from prefect.concurrency._asyncio import ConcurrencySlotAcquisitionError
     from prefect.concurrency._sync import acquire_concurrency_slots_with_lease
 
-    def attempt(retries: int | None) -> UUID:
-        return acquire_concurrency_slots_with_lease([name], 1, max_retries=retries, lease_duration=LEASE_S,
-                                                    strict=True, holder=holder).lease_id
-
-    try:
-        return attempt(0)  # one try: a free slot is taken at once, with nothing said
-    except ConcurrencySlotAcquisitionError as exc:  # Prefect's wrapping of the server's answer
-        answer = exc.__cause__
-        if not (isinstance(answer, httpx.HTTPStatusError) and answer.response.status_code == _LOCKED):
-            raise
-    if on_wait is not None:
+    # Whether to say "waiting" is read from the limit, not learnt from a refused try: Prefect logs
+    # every refusal as an ERROR, which would alarm whoever reads the run's output.
+    if on_wait is not None and _all_taken(name):
         on_wait()
-    return attempt(None)  # the server says when to ask again; no deadline: the holder's run has its own
+    # The server says when to ask again; no deadline: the holder's run has its own.
+    return acquire_concurrency_slots_with_lease([name], 1, lease_duration=LEASE_S, strict=True,
+                                                holder=holder).lease_id
+
+
+def _all_taken(name: str) -> bool:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        limit = client.read_global_concurrency_limit_by_name(name)
+    return limit.active_slots >= limit.limit
 
 
 def release_lease(lease: str) -> None:

@@ -54,18 +54,24 @@ def _watch_collection():
         files = json.loads(Path(os.environ[JOB_ENV]).read_text(encoding="utf-8"))["files"]
     except (KeyError, OSError, ValueError):
         return
-    changed, known = {str(Path(rel).resolve()) for rel in files}, {}
+    sys.setprofile(_recorder({str(Path(rel).resolve()) for rel in files}, lambda: _IMPORT_CALLS))
+
+
+def _recorder(changed, record):
+    """A profile function adding the key of every function of the ``changed`` files that is called to
+    the set ``record()`` gives (None: not now)."""
+    known = {}
 
     def profile(frame, event, arg):
-        if event == "call":
+        if event == "call" and (into := record()) is not None:
             code = frame.f_code
             hit = known.get(code.co_filename)
             if hit is None:
                 hit = known[code.co_filename] = _resolved(code.co_filename) in changed
             if hit:
-                _IMPORT_CALLS.add(_key(code))
+                into.add(_key(code))
 
-    sys.setprofile(profile)
+    return profile
 
 
 def pytest_collection_finish(session):
@@ -132,18 +138,7 @@ def _clean_run(items, changed, job, deadline):
     def child():
         calls = [set() for _ in items]
         current = [None]
-        known = {}
-
-        def profile(frame, event, arg):
-            if event == "call" and current[0] is not None:
-                code = frame.f_code
-                where = known.get(code.co_filename)
-                if where is None:
-                    where = known[code.co_filename] = _resolved(code.co_filename) in changed
-                if where:
-                    current[0].add(_key(code))
-
-        sys.setprofile(profile)
+        sys.setprofile(_recorder(changed, lambda: current[0]))
         for index, item in enumerate(items):
             current[0] = calls[index]
             if not _passes(item, items[index + 1] if index + 1 < len(items) else None):
