@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ._base import ConfigSection
+from .evaluation import InferredCommand
 from .strategies import MutationSettings, StrategyConfig, parse_strategy
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
@@ -106,6 +108,9 @@ class ProjectConfig(ConfigSection):
     """More paths (relative to the workspace) the generator may not change."""
     tester: TesterConfig | None = None
     """The tester role's settings; None: defaults, used only when a tester engine is named."""
+    inferred: SkipJsonSchema[list[InferredCommand]] = Field(default_factory=list)
+    """What was inferred from the project's files when the config was read (never written by people: the
+    JSON Schema leaves it out, so a config file naming it is refused)."""
 
     def strategies(self) -> list[StrategyConfig]:
         """The configured strategies, or the preset's default set."""

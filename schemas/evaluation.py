@@ -21,6 +21,7 @@ __all__ = [
     "EvalResult",
     "ExecutorRecord",
     "GeneratorFeedback",
+    "InferredCommand",
     "JudgedRecord",
     "MutantRecord",
     "MutatedFunction",
@@ -233,6 +234,15 @@ class JudgedRecord(Document):
     contract_revision: str | None = None
 
 
+class InferredCommand(Document):
+    """A strategy or command the configuration left open, filled in from what the project has."""
+
+    strategy: StrategyType
+    command: str
+    source: str
+    """What it was inferred from: ``package.json scripts.build``, ``pyproject.toml [tool.ruff]`` …"""
+
+
 class EvalResult(Document):
     eval_id: SafeId
     """``eval-<contractId>-<iteration>-<stamp>``: one per evaluation, so judging an iteration again (another
@@ -253,4 +263,6 @@ class EvalResult(Document):
     """The tester's tests graded by the mutation check of the change (a sprint with a tester)."""
     judged: JudgedRecord | None = None
     """What was judged; a sprint trusts the verdict again only for the same tree, run and contract."""
+    inferred: list[InferredCommand] = Field(default_factory=list)
+    """The strategies and commands the configuration left open and the project's files decided."""
     """How the strategies ran (sprintflow's addition to the seed's EvalResult)."""

@@ -1,13 +1,22 @@
-"""Load a workspace's ProjectConfig: sprintflow.toml, [tool.sprintflow], or bober.config.json.
+"""Load a workspace's ProjectConfig: sprintflow.toml, [tool.sprintflow], and bober.config.json.
 
-Looked up in that order in the workspace root; none found means the generic
-preset with defaults. Every source is read by :func:`read_config` and checked
+sprintflow's own file is the first of ``sprintflow.toml`` and ``pyproject.toml``'s
+``[tool.sprintflow]``. Every source is read by :func:`read_config` and checked
 against the config JSON Schema, so an error names the file and the JSON path.
 
 agent-bober's ``bober.config.json`` is read as agent-bober ships it: the parts
 sprintflow judges by (``evaluator.strategies``, ``evaluator.maxIterations``,
 ``commands``, the preset or ``project.mode``) are taken, agent-bober's own
-settings (planner, generator, pipeline …) are left alone.
+settings (planner, generator, pipeline …) are left alone. Beside it, sprintflow's
+own file adds what agent-bober has no word for (the executor, timeouts, engines,
+held-out paths …); a setting both files make is refused, naming both, because
+agent-bober's file stays the one that decides its own settings.
+
+What neither file decides follows the project (:mod:`sprintflow.project.detect`):
+commands the config leaves open are the project's own (``npm run build`` only
+where package.json has that script; ``python3 -m compileall`` for a Python
+project), and without a preset or strategies the checks the project can run are
+the strategies. ``ProjectConfig.inferred`` records each, and every EvalResult says so.
 """
 
 from __future__ import annotations
@@ -19,27 +28,43 @@ from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceErro
 from sprintflow.evaluate.expressions import parse_condition
 from sprintflow.io.confine import relative_path_problem
 from sprintflow.io.documents import read_json, read_toml
-from sprintflow.schemas import ProjectConfig
+from sprintflow.project.detect import detect_checks, detect_preset
+from sprintflow.schemas import InferredCommand, ProjectConfig, StrategyType, parse_strategy
 from sprintflow.schemas.validation import schema_problems
 
-__all__ = ["BOBER_CONFIG", "CONFIG_FILES", "config_problems", "find_config_file", "load_project_config",
-           "read_config", "rule_problems"]
+__all__ = ["BOBER_CONFIG", "BOBER_SETTINGS", "CONFIG_FILES", "config_problems", "config_sources", "find_config_file",
+           "load_project_config", "read_config", "rule_problems"]
 
 BOBER_CONFIG = "bober.config.json"
 CONFIG_FILES = ("sprintflow.toml", "pyproject.toml", BOBER_CONFIG)
+BOBER_SETTINGS = ("preset", "commands", "evaluator/strategies", "evaluator/maxIterations")
+"""What agent-bober's file decides: sprintflow's own file beside it may not set these."""
 
 
 def find_config_file(workspace: Path) -> Path | None:
-    """The first config source present in ``workspace``, or None."""
-    for name in CONFIG_FILES:
-        path = workspace / name
-        if name == "pyproject.toml":
-            tool = read_toml(path).get("tool") if path.is_file() else None
-            if isinstance(tool, dict) and "sprintflow" in tool:
-                return path
-        elif path.is_file():
-            return path
-    return None
+    """The config source that names the workspace's configuration: sprintflow's own, else bober's, else None."""
+    sources = config_sources(workspace)
+    return sources[-1] if sources else None
+
+
+def config_sources(workspace: Path) -> list[Path]:
+    """The config files read, in the order they apply: ``bober.config.json``, then sprintflow's own file.
+
+    Example:
+        >>> [p.name for p in config_sources(Path("examples/python-api"))]
+        ['sprintflow.toml']
+    """
+    own = _own_config(workspace)
+    bober = workspace / BOBER_CONFIG
+    return [path for path in (bober if bober.is_file() else None, own) if path is not None]
+
+
+def _own_config(workspace: Path) -> Path | None:
+    if (workspace / "sprintflow.toml").is_file():
+        return workspace / "sprintflow.toml"
+    path = workspace / "pyproject.toml"
+    tool = read_toml(path).get("tool") if path.is_file() else None
+    return path if isinstance(tool, dict) and "sprintflow" in tool else None
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -95,7 +120,8 @@ _BOBER_MODES = {"brownfield": "brownfield", "greenfield": "generic"}
 
 
 def config_problems(path: Path) -> list[Problem]:
-    """Every problem of the config file ``path`` (parse errors, schema violations), located.
+    """Every problem of the config file ``path`` (parse errors, schema violations), located; sprintflow's own
+    file beside a ``bober.config.json`` also must not set what agent-bober's file decides.
 
     Example:
         >>> config_problems(Path("examples/python-api/sprintflow.toml"))
@@ -107,7 +133,32 @@ def config_problems(path: Path) -> list[Problem]:
         return exc.problems
     except ConfigError as exc:
         return [Problem(str(path), None, str(exc).removeprefix(f"{path}: "))]
-    return schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+    problems = schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+    bober = path.parent / BOBER_CONFIG
+    if path.name != BOBER_CONFIG and bober.is_file() and path == _own_config(path.parent):
+        problems += _overlay_problems(data, path)
+    return problems
+
+
+def _overlay_problems(own: dict[str, Any], path: Path) -> list[Problem]:
+    """The settings of sprintflow's own file that agent-bober's file beside it decides."""
+    problems = []
+    for setting in BOBER_SETTINGS:
+        section, _, key = setting.partition("/")
+        value = own.get(section)
+        if (isinstance(value, dict) and key in value) if key else value is not None:
+            problems.append(Problem(str(path), setting, f"{BOBER_CONFIG} beside it decides {setting}: set it "
+                                                        f"there (this file adds to it, never replaces it)"))
+    return problems
+
+
+def _merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """``overlay`` over ``base``, table by table (the overlay never sets the same leaf: checked first)."""
+    merged = dict(base)
+    for key, value in overlay.items():
+        merged[key] = _merged(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
+            else value
+    return merged
 
 
 def rule_problems(data: dict[str, Any], file: str) -> list[Problem]:
@@ -154,11 +205,46 @@ def load_project_config(workspace: Path | str) -> ProjectConfig:
     workspace = Path(workspace)
     if not workspace.is_dir():
         raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
-    path = find_config_file(workspace)
-    if path is None:
-        return ProjectConfig()
-    data = read_config(path)
-    problems = schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+    data: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for path in config_sources(workspace):
+        problems += config_problems(path)
+        if not problems:
+            data = _merged(data, read_config(path))
     if problems:
         raise DocumentError(problems)
-    return ProjectConfig.model_validate(data)
+    return _follow_project(ProjectConfig.model_validate(data), data, workspace)
+
+
+def _follow_project(config: ProjectConfig, data: dict[str, Any], workspace: Path) -> ProjectConfig:
+    """Fill what the config leaves open from the project's files, and record each inference.
+
+    Example:
+        >>> config = load_project_config("examples/ts-app")
+        >>> [(i.strategy.value, i.command) for i in config.inferred][:2]
+        [('build', 'npm run build'), ('typecheck', 'npm run typecheck')]
+    """
+    checks = detect_checks(workspace)
+    inferred: list[InferredCommand] = []
+    commands = config.commands.model_copy()
+    for check in checks:
+        key = _COMMAND_KEYS.get(check.strategy)
+        if key and getattr(commands, key) is None:
+            setattr(commands, key, check.command)
+            inferred.append(check)
+    update: dict[str, Any] = {"commands": commands}
+    strategies = (data.get("evaluator") or {}).get("strategies")
+    if "preset" not in data and strategies is None and checks:
+        update["preset"] = detect_preset(workspace)
+        chosen = [parse_strategy({"type": c.strategy.value, "required": c.strategy is not StrategyType.playwright,
+                                  **({} if c.strategy in _COMMAND_KEYS else {"command": c.command})})
+                  for c in checks]
+        update["evaluator"] = config.evaluator.model_copy(update={"strategies": chosen})
+        inferred += [c for c in checks if c.strategy not in _COMMAND_KEYS]
+    update["inferred"] = sorted(inferred, key=lambda c: list(StrategyType).index(c.strategy))
+    return config.model_copy(update=update)
+
+
+_COMMAND_KEYS = {StrategyType.build: "build", StrategyType.typecheck: "typecheck", StrategyType.lint: "lint",
+                 StrategyType.unit_test: "test"}
+"""The strategies whose command ``commands.<key>`` sets."""

@@ -26,6 +26,8 @@ EXIT_OK, EXIT_FAILED = 0, 1
 
 # command name -> "module:attribute"; a module that is not there is not listed.
 COMMANDS = {
+    "init": "sprintflow.cli.init:init",
+    "contract": "sprintflow.cli.init:contract",
     "validate": "sprintflow.cli.validate:validate",
     "evaluate": "sprintflow.cli.evaluate:evaluate",
     "sandbox": "sprintflow.cli.sandbox:sandbox",

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.secrets import mask_data
-from sprintflow.schemas import CriterionResult, EvalResult, StrategyResult, utc_now
+from sprintflow.schemas import CriterionResult, EvalResult, InferredCommand, StrategyResult, utc_now
 from sprintflow.schemas.evaluation import JudgedRecord
 
 from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
@@ -68,10 +68,17 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
         executor=plan.executor.record([s.name for s in plan.strategies if s.network]),
         judged=JudgedRecord(tree_digest=plan.tree.digest, pin_id=plan.tree.pin_id,
                             contract_revision=contract.revision()),
+        inferred=_inferred_in_use(plan),
     )
     # Commands, details and evidence may quote a credential too: the one result everything
     # downstream stores or shows (file, artifacts, history, terminal) is the masked one.
     return EvalResult.model_validate(mask_data(assembled.to_dict()))
+
+
+def _inferred_in_use(plan: EvaluationPlan) -> list[InferredCommand]:
+    """The inferred strategies and commands this evaluation ran (an entry's own command overrides one)."""
+    ran = {(s.type, plan.plugin(s).command()) for s in plan.strategies}
+    return [inferred for inferred in plan.project.inferred if (inferred.strategy, inferred.command) in ran]
 
 
 def write_eval_result(workspace: Path, result: EvalResult) -> Path:

@@ -24,7 +24,7 @@ from sprintflow.errors import DiskFull
 
 from .confine import clear_way, open_regular
 from .documents import loads_json
-from .layout import STATE_DIR
+from .layout import STATE_DIR, STATE_GITIGNORE
 
 __all__ = ["NdjsonLine", "append_ndjson", "atomic_write", "atomic_write_text", "file_lock", "fsync_dir",
            "prepare_parent", "read_ndjson", "remove_owned", "store_or_note"]
@@ -37,12 +37,29 @@ def prepare_parent(path: Path) -> None:
     or a file planted by code that ran in the workspace) is removed first: ours are never links, and a
     write through one would land outside the workspace."""
     parts = path.parts
-    if STATE_DIR in parts:
-        workspace = Path(*parts[:parts.index(STATE_DIR)])
-        clear_way(workspace, path)
-        if path.is_symlink():
-            path.unlink()
+    if STATE_DIR not in parts:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    workspace = Path(*parts[:parts.index(STATE_DIR)])
+    clear_way(workspace, path)
+    if path.is_symlink():
+        path.unlink()
     path.parent.mkdir(parents=True, exist_ok=True)
+    _ignore_state(workspace / STATE_DIR)
+
+
+def _ignore_state(state: Path) -> None:
+    """Give ``.sprintflow/`` its ``.gitignore`` when it has none: every write into the folder comes here
+    first, so no command can create it without one. Written in place, once (``O_EXCL``): a
+    ``.gitignore`` people edited is theirs."""
+    try:
+        fd = os.open(state / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    except OSError:
+        return  # a read-only or odd folder: the write that needed the folder reports its own error
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(STATE_GITIGNORE)
 
 
 def remove_owned(path: Path) -> None:

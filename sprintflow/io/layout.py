@@ -7,6 +7,7 @@ here, so a document cannot steer a write outside its folder.
 ::
 
     <workspace>/.sprintflow/
+        .gitignore                       written with the folder: everything but specs and contracts stays out of git
         specs/<specId>.json              PlanSpecs; specs/rejected/ keeps refused planner answers
         contracts/<contractId>.json      SprintContracts
         evals/<evalId>.json              EvalResults
@@ -41,9 +42,20 @@ from pathlib import Path
 from sprintflow.errors import InputError
 from sprintflow.settings import get_settings
 
-__all__ = ["MAX_NAME", "SAFE_NAME", "STATE_DIR", "WorkspaceLayout", "safe_name"]
+__all__ = ["MAX_NAME", "SAFE_NAME", "STATE_DIR", "STATE_GITIGNORE", "WorkspaceLayout", "safe_name"]
 
 STATE_DIR = ".sprintflow"
+STATE_GITIGNORE = """\
+# Written by sprintflow with this folder. The lock, caches, results, runs, reports and history are
+# sprintflow's own and change on every run; the plans and contracts are yours to commit.
+*
+!.gitignore
+!specs/
+!specs/*.json
+!contracts/
+!contracts/*.json
+"""
+"""``.sprintflow/.gitignore``: so ``git add -A`` commits the contracts and nothing of a run's state."""
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
 """What an id must look like to become a file name: no separators, no leading dot, no ``..``.
 
@@ -76,6 +88,11 @@ class WorkspaceLayout:
     @property
     def state(self) -> Path:
         return self.root / STATE_DIR
+
+    @property
+    def gitignore_file(self) -> Path:
+        """Written with ``.sprintflow/`` (:func:`sprintflow.io.files.prepare_parent`), whoever creates it."""
+        return self.state / ".gitignore"
 
     # Plans and contracts
     @property
