@@ -42,7 +42,8 @@ from .validation import KINDS, detect_kind, json_schema, load_document, validate
 __all__ = [
     "Category", "Commands", "ContractStatus", "CriterionResult", "DEFAULT_IMAGE", "Diagnostic", "Document",
     "EngineConfig", "EvalResult", "EvaluatorConfig", "ExecutorConfig", "ExecutorRecord", "Feature", "GeneratorFeedback",
-    "InferredCommand", "IterationRecord", "KINDS", "Outcome", "PRESETS", "PlanSpec", "Priority", "ProjectConfig", "Regression",
+    "InferredCommand", "IterationRecord", "KINDS", "Outcome", "PRESETS", "PlanSpec", "Priority", "ProjectConfig",
+    "Regression",
     "Score", "SprintConfig", "SprintContract", "StrategyConfig", "StrategyResult", "StrategyType", "SuccessCriterion",
     "TesterConfig", "VerificationMethod", "detect_kind", "json_schema", "load_document", "parse_strategy", "utc_now",
     "validate_data",

@@ -236,8 +236,8 @@ def _follow_project(config: ProjectConfig, data: dict[str, Any], workspace: Path
     strategies = (data.get("evaluator") or {}).get("strategies")
     if "preset" not in data and strategies is None and checks:
         update["preset"] = detect_preset(workspace)
-        chosen = [parse_strategy({"type": c.strategy.value, "required": c.strategy is not StrategyType.playwright,
-                                  **({} if c.strategy in _COMMAND_KEYS else {"command": c.command})})
+        # Without commands of their own: each runs ``commands.<key>`` (filled above), playwright its default.
+        chosen = [parse_strategy({"type": c.strategy.value, "required": c.strategy is not StrategyType.playwright})
                   for c in checks]
         update["evaluator"] = config.evaluator.model_copy(update={"strategies": chosen})
         inferred += [c for c in checks if c.strategy not in _COMMAND_KEYS]

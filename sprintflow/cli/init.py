@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from sprintflow.project.init import PlannedFile
 
 
 @click.command()
@@ -59,7 +63,7 @@ def new(title: str, workspace: Path, spec_id: str | None, dry_run: bool) -> None
     _show([plan_contract(workspace, title, spec_id)], workspace, dry_run)
 
 
-def _show(planned: list, workspace: Path, dry_run: bool) -> None:
+def _show(planned: list[PlannedFile], workspace: Path, dry_run: bool) -> None:
     """Print what is (or would be) written and kept; write it unless ``dry_run``."""
     from sprintflow.project.init import write_planned
 

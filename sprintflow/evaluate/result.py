@@ -76,8 +76,10 @@ def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
 
 
 def _inferred_in_use(plan: EvaluationPlan) -> list[InferredCommand]:
-    """The inferred strategies and commands this evaluation ran (an entry's own command overrides one)."""
-    ran = {(s.type, plan.plugin(s).command()) for s in plan.strategies}
+    """The inferred strategies and commands this evaluation ran: those of strategies without a command of
+    their own (an entry's command is the config's word, even when it reads the same)."""
+    ran = {(s.type, plan.plugin(s).command()) for s in plan.strategies
+           if not s.command and not getattr(s.config, "command", None)}
     return [inferred for inferred in plan.project.inferred if (inferred.strategy, inferred.command) in ran]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sprintflow.errors import DocumentError, Problem
+from sprintflow.evaluate.strategies.playwright import PlaywrightStrategy
 from sprintflow.io.documents import read_json, read_text, read_toml
 from sprintflow.schemas import InferredCommand, StrategyType
 
@@ -47,7 +48,7 @@ def _node(root: Path) -> list[InferredCommand]:
     if not path.is_file():
         return []
     package = _object(read_json(path), path)
-    scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+    scripts = _table(package, "scripts")
     runner = next((run for lock, run in _LOCKFILES if (root / lock).is_file()), "npm run")
     found = []
     for strategy, names in _SCRIPTS:
@@ -62,7 +63,7 @@ def _node(root: Path) -> list[InferredCommand]:
         found.append(InferredCommand(strategy=StrategyType.typecheck, command="npx tsc --noEmit --pretty false",
                                      source="tsconfig.json and typescript in package.json"))
     if "@playwright/test" in deps:
-        found.append(InferredCommand(strategy=StrategyType.playwright, command="npx playwright test --reporter=json",
+        found.append(InferredCommand(strategy=StrategyType.playwright, command=str(PlaywrightStrategy.default_command),
                                      source="package.json @playwright/test"))
     return found
 
@@ -83,12 +84,12 @@ def _python(root: Path) -> list[InferredCommand]:
     manifests += sorted(p.name for p in root.glob("requirements*.txt") if p.name not in manifests)
     if not manifests:
         return []
-    tools = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    tools = _table(data, "tool")
     declared = _python_requirements(root, data)
     found = [InferredCommand(strategy=StrategyType.build, command=PYTHON_BUILD, source=manifests[0])]
     mypy = _first_source(root, tools, "mypy", ("mypy.ini", ".mypy.ini"), declared)
     if mypy:
-        files = isinstance(tools.get("mypy"), dict) and "files" in tools["mypy"]
+        files = "files" in _table(tools, "mypy")
         found.append(InferredCommand(strategy=StrategyType.typecheck,
                                      command="python3 -m mypy" if files else "python3 -m mypy .", source=mypy))
     ruff = _first_source(root, tools, "ruff", ("ruff.toml", ".ruff.toml"), declared)
@@ -116,7 +117,7 @@ def _first_source(root: Path, tools: dict[str, Any], tool: str, files: tuple[str
 def _python_requirements(root: Path, pyproject: dict[str, Any]) -> set[str]:
     """The distribution names the project declares (pyproject's dependencies and extras, requirements files)."""
     lines: list[str] = []
-    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    project = _table(pyproject, "project")
     lines += [d for d in project.get("dependencies") or [] if isinstance(d, str)]
     extras = project.get("optional-dependencies")
     if isinstance(extras, dict):
@@ -193,6 +194,12 @@ def detect_preset(root: Path) -> Preset:
     if "vite" in deps and "react" in deps:
         return "react-vite"
     return "generic"
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` when it is a table (object), else empty: a manifest's odd shapes mean "not declared"."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _object(data: Any, path: Path) -> dict[str, Any]:

@@ -31,7 +31,6 @@ from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout
-from sprintflow.sprint.contracts import load_contracts
 from sprintflow.schemas import (
     ContractStatus,
     InferredCommand,
@@ -45,6 +44,7 @@ from sprintflow.schemas import (
     utc_now,
     validate_data,
 )
+from sprintflow.sprint.contracts import load_contracts
 
 from .detect import detect_checks, detect_preset
 
@@ -220,8 +220,9 @@ def _plain(kind: StrategyType) -> StrategyConfig:
 def _criterion(number: int, k: int, strategy: StrategyConfig, project: ProjectConfig) -> SuccessCriterion:
     command = strategy_for(strategy, project).command() or strategy.type.value
     custom = strategy.type is StrategyType.custom
-    return SuccessCriterion(criterion_id=f"sc-{number}-{k}", verification_method=VerificationMethod(strategy.type.value),
-                            required=strategy.required, description=_SAYS[strategy.type].format(command=command),
+    return SuccessCriterion(criterion_id=f"sc-{number}-{k}",
+                            verification_method=VerificationMethod(strategy.type.value), required=strategy.required,
+                            description=_SAYS[strategy.type].format(command=command),
                             custom_command=command if custom else None)
 
 
