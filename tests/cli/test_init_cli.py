@@ -157,3 +157,18 @@ def test_a_python_project_without_config_is_evaluated_with_python_and_says_what_
     build = next(s for s in result["strategyResults"] if s["strategy"] == "build")
     assert "compileall" in json.dumps(build) and "npm" not in json.dumps(result["strategyResults"])
     assert {(i["strategy"], i["source"]) for i in result["inferred"]} >= {("build", "pyproject.toml")}
+
+
+def test_init_beside_bobers_config_keeps_it_and_the_contract_follows_its_strategies(tmp_path):
+    (tmp_path / "package.json").write_text('{"scripts": {"build": "tsc", "lint": "eslint ."}}')
+    (tmp_path / "bober.config.json").write_text(json.dumps({
+        "projectName": "app", "commands": {"test": "npx vitest run"},
+        "evaluator": {"strategies": [{"type": "build", "required": True}, {"type": "unit-test", "required": True}]}}))
+    done = sprintflow("init", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert f"kept {tmp_path / 'bober.config.json'}" in done.stdout
+    assert not (tmp_path / "sprintflow.toml").exists()
+    criteria = json.loads(contract_of(tmp_path).read_text())["successCriteria"]
+    assert [(c["verificationMethod"], c["description"]) for c in criteria] == [
+        ("build", "The build (`npm run build`) exits 0."),
+        ("unit-test", "Every test that `npx vitest run` runs passes.")]

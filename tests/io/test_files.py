@@ -42,3 +42,30 @@ def test_torn_last_line_is_reported_and_kept(tmp_path):
     text = path.read_text()
     assert '{"n": 2, "tor\n' in text  # never rewritten away
     assert [json.loads(line)["n"] for line in text.splitlines() if line.endswith("}")] == [1, 3]
+
+
+def test_every_write_that_creates_the_state_folder_gives_it_its_gitignore(tmp_path):
+    from sprintflow.io.files import file_lock
+    from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout
+
+    def lock(layout):
+        with file_lock(layout.lock_file):
+            pass
+
+    for name, write in (("lock", lock),
+                        ("bugs", lambda layout: append_ndjson(layout.bugs_file, {"event": "opened"})),
+                        ("eval", lambda layout: atomic_write_text(layout.eval_file("eval-x-1"), "{}"))):
+        layout = WorkspaceLayout(tmp_path / name)
+        layout.root.mkdir()
+        write(layout)
+        assert layout.gitignore_file.read_text() == STATE_GITIGNORE, name
+
+
+def test_a_gitignore_people_edited_is_theirs(tmp_path):
+    from sprintflow.io.layout import WorkspaceLayout
+
+    layout = WorkspaceLayout(tmp_path)
+    layout.state.mkdir()
+    layout.gitignore_file.write_text("lock\n")
+    atomic_write_text(layout.eval_file("eval-x-1"), "{}")
+    assert layout.gitignore_file.read_text() == "lock\n"
