@@ -23,7 +23,8 @@ __all__ = ["dependency_order", "load_contracts", "record_iteration", "transition
 def load_contracts(folder: Path) -> dict[str, tuple[Path, SprintContract]]:
     """Every contract in ``folder``, validated together (schema, seed rules, dependsOn, cycles)."""
     if not folder.is_dir():
-        raise DocumentError([Problem(str(folder), "", "no contracts folder here (run `sprintflow init` or `sprintflow plan` first)")])
+        raise DocumentError([Problem(str(folder), "", "no contracts folder here "
+                                                      "(run `sprintflow init` or `sprintflow plan` first)")])
     raw = {path: parse_json_file(path) for path in sorted(folder.glob("*.json"))}
     if not raw:
         raise DocumentError([Problem(str(folder), "", "no contract files (*.json) found")])
