@@ -31,6 +31,7 @@ from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout
+from sprintflow.sandbox.runtimes import declared_runtimes
 from sprintflow.schemas import (
     ContractStatus,
     InferredCommand,
@@ -155,8 +156,11 @@ def _config_text(workspace: Path) -> str:
         raise InputError(f"{workspace}: nothing says how to check this project (no package.json, pyproject.toml, "
                          "setup.py, requirements.txt, go.mod, Cargo.toml or pom.xml); write sprintflow.toml "
                          "by hand (README: Configuration)")
-    lines = ["# Written by `sprintflow init` from the project's own files; edit freely (README: Configuration).",
-             f"preset = {json.dumps(detect_preset(workspace))}", ""]
+    lines = ["# Written by `sprintflow init` from the project's own files; edit freely (README: Configuration)."]
+    runtimes = declared_runtimes(workspace)
+    lines += [f"# The project's sandbox provides the {name} it declares: {_comment(str(declared))}."
+              for name, declared in (("node", runtimes.node), ("python", runtimes.python)) if declared]
+    lines += [f"preset = {json.dumps(detect_preset(workspace))}", ""]
     for check in checks:
         lines += _strategy_lines(check)
     return "\n".join(lines)
