@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sprintflow.errors import DocumentError, Problem
-from sprintflow.evaluate.strategies.playwright import PlaywrightStrategy
 from sprintflow.io.documents import read_json, read_text, read_toml
 from sprintflow.schemas import InferredCommand, StrategyType
 
@@ -63,6 +62,10 @@ def _node(root: Path) -> list[InferredCommand]:
         found.append(InferredCommand(strategy=StrategyType.typecheck, command="npx tsc --noEmit --pretty false",
                                      source="tsconfig.json and typescript in package.json"))
     if "@playwright/test" in deps:
+        # Imported here: every command reads a config, few projects have Playwright, and the strategies
+        # import half of sprintflow.
+        from sprintflow.evaluate.strategies.playwright import PlaywrightStrategy
+
         found.append(InferredCommand(strategy=StrategyType.playwright, command=str(PlaywrightStrategy.default_command),
                                      source="package.json @playwright/test"))
     return found
