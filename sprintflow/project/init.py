@@ -30,7 +30,7 @@ from sprintflow.config import config_sources, load_project_config
 from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
-from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout
+from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout, safe_name
 from sprintflow.sandbox.runtimes import declared_runtimes
 from sprintflow.schemas import (
     ContractStatus,
@@ -110,8 +110,9 @@ def plan_contract(workspace: Path, title: str, spec_id: str | None = None) -> Pl
     specs = sorted({c.spec_id for c in contracts})
     if spec_id is None and len(specs) > 1:
         raise InputError(f"the contracts belong to several plans ({', '.join(specs)}): name one with --spec")
-    spec = spec_id or (specs[0] if specs else f"spec-{_today()}-{_slug(title)}")
+    spec = safe_name("spec id", spec_id or (specs[0] if specs else f"spec-{_today()}-{_slug(title)}"))
     number = max((c.sprint_number for c in contracts if c.spec_id == spec), default=0) + 1
+    safe_name("contract id", f"sprint-{spec}-{number}")  # a long spec id can make it too long
     contract = _contract(spec, number, title, load_project_config(workspace), title)
     path = WorkspaceLayout(workspace).contract_file(contract.contract_id)
     if path.exists():

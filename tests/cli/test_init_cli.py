@@ -85,6 +85,10 @@ def test_contract_new_takes_the_next_free_id_and_refuses_a_bad_title(tmp_path):
         refused = sprintflow("contract", "new", title, "--workspace", str(workspace))
         assert refused.returncode == 2, (title, refused.stderr)
         assert refused.stderr.startswith("error: title:") and "Traceback" not in refused.stderr
+    for spec in ("../x", "a" * 199):
+        refused = sprintflow("contract", "new", "Retry", "--workspace", str(workspace), "--spec", spec)
+        assert refused.returncode == 2 and "cannot be a file name" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
     assert snapshot(workspace) == before
 
 
