@@ -88,6 +88,8 @@ def _print_text(result) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from sprintflow.evaluate.formats import inferred_lines
+
     console = Console()
     colour = {"pass": "green", "fail": "red", "skipped": "yellow"}
     table = Table(title=f"{result.eval_id}", show_lines=False)
@@ -101,6 +103,8 @@ def _print_text(result) -> None:
         table.add_row(c.criterion_id, "yes" if c.required else "no",
                       f"[{colour[c.result.value]}]{c.result.value}[/]", c.evidence[:200])
     console.print(table)
+    for line in inferred_lines(result):
+        console.print(Text(f"inferred from the project: {line}"), highlight=False)
     # Every item is shown: feedback is one item per distinct problem, so none is noise to cut.
     for item in result.generator_feedback:
         where = f"{item.file}:{item.line} " if item.file and item.line else (f"{item.file} " if item.file else "")

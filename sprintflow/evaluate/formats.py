@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 
 from sprintflow.schemas import Category, EvalResult, GeneratorFeedback, Outcome, Priority, Score
 
-__all__ = ["annotation_level", "artifact_description", "artifact_key", "eval_markdown", "eval_table",
+__all__ = ["annotation_level", "artifact_description", "artifact_key", "eval_markdown", "eval_table", "inferred_lines",
            "format_seconds", "github_annotations", "junit_xml", "verdict_line"]
 
 _MARK = {Outcome.passed: "✅ pass", Outcome.failed: "❌ fail", Outcome.skipped: "⏭ skipped"}
@@ -86,6 +86,9 @@ def eval_markdown(result: EvalResult) -> str:
         took = format_seconds(r.duration_ms) + (" (cached)" if r.cached else "")
         lines.append(f"| {r.strategy} | {'yes' if r.required else 'no'} | {_MARK[r.result]} | "
                      f"{'' if r.error_count is None else r.error_count} | {took} | {_cell(r.details)} |")
+    if result.inferred:
+        lines += ["", "Inferred from the project (the configuration left them open):"]
+        lines += [f"- {line}" for line in inferred_lines(result)]
     lines += ["", "## Criteria", "| criterion | required | result | evidence |", "|---|---|---|---|"]
     for c in result.criteria_results:
         lines.append(f"| {c.criterion_id} | {'yes' if c.required else 'no'} | {_MARK[c.result]} | "
@@ -100,6 +103,19 @@ def eval_markdown(result: EvalResult) -> str:
             lines.append(f"- **{item.priority.value}** ({item.category.value}){where}: {_cell(item.description, 400)}"
                          f" — expected: {_cell(item.expected, 300)}")
     return "\n".join(lines) + "\n"
+
+
+def inferred_lines(result: EvalResult) -> list[str]:
+    """One line per strategy or command the project's files decided, with the file that said so.
+
+    Example:
+        >>> from sprintflow.schemas import InferredCommand, StrategyType
+        >>> inferred = InferredCommand(strategy=StrategyType.build, command="npm run build",
+        ...                            source="package.json scripts.build")
+        >>> inferred_lines(EvalResult.model_construct(inferred=[inferred]))
+        ['build: `npm run build` (from package.json scripts.build)']
+    """
+    return [f"{i.strategy.value}: `{i.command}` (from {i.source})" for i in result.inferred]
 
 
 def eval_table(result: EvalResult) -> list[dict[str, str]]:

@@ -161,6 +161,10 @@ def test_a_python_project_without_config_is_evaluated_with_python_and_says_what_
     build = next(s for s in result["strategyResults"] if s["strategy"] == "build")
     assert "compileall" in json.dumps(build) and "npm" not in json.dumps(result["strategyResults"])
     assert {(i["strategy"], i["source"]) for i in result["inferred"]} >= {("build", "pyproject.toml")}
+    shown = sprintflow("evaluate", str(workspace), "--contract", str(contract_of(workspace)),
+                       "--executor", "local", env={**server_env, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert "inferred from the project: build: `python3 -m compileall" in shown.stdout
 
 
 def test_init_beside_bobers_config_keeps_it_and_the_contract_follows_its_strategies(tmp_path):
