@@ -47,7 +47,7 @@ from sprintflow.schemas import (
 )
 from sprintflow.sprint.contracts import load_contracts
 
-from .detect import detect_checks, detect_preset
+from .detect import NATIVE_MANIFESTS, detect_checks, detect_preset
 
 __all__ = ["PlannedFile", "plan_contract", "plan_init", "write_planned"]
 
@@ -168,7 +168,10 @@ def _config_text(workspace: Path) -> str:
 
 
 def _strategy_lines(check: InferredCommand) -> list[str]:
-    return ["[[evaluator.strategies]]", f"# from {_comment(check.source)}",
+    native = [name for name in NATIVE_MANIFESTS if name in check.source]
+    notes = [f"# the base sandbox image has no toolchain for {', '.join(native)}: give this strategy an `image` "
+             "that has one, or evaluate with --executor local"] if native else []
+    return ["[[evaluator.strategies]]", f"# from {_comment(check.source)}", *notes,
             f"type = {json.dumps(check.strategy.value)}",
             f"required = {'false' if check.strategy is StrategyType.playwright else 'true'}",
             f"command = {json.dumps(check.command)}", ""]

@@ -78,3 +78,15 @@ def test_inferred_cannot_be_written_in_a_config(tmp_path):
     (tmp_path / "sprintflow.toml").write_text('inferred = []\n')
     with pytest.raises(DocumentError, match="unknown key 'inferred'"):
         load_project_config(tmp_path)
+
+
+def test_go_rust_and_maven_projects_get_their_own_build_and_test_and_init_says_what_the_sandbox_lacks(tmp_path):
+    from sprintflow.project.init import plan_init
+
+    (tmp_path / "go.mod").write_text("module example.com/app\n\ngo 1.22\n")
+    (tmp_path / "package.json").write_text('{"scripts": {"build": "vite build"}}')
+    checks = {c.strategy.value: (c.command, c.source) for c in detect_checks(tmp_path)}
+    assert checks == {"build": ("npm run build && go build ./...", "package.json scripts.build; go.mod"),
+                      "unit-test": ("go test ./...", "go.mod")}
+    config = plan_init(tmp_path, today="20260513")[0].text
+    assert config.count("the base sandbox image has no toolchain for go.mod") == 2
