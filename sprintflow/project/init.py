@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sprintflow.config import config_sources, load_project_config
+from sprintflow.config import config_sources, load_project_config, rule_problems
 from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
@@ -45,6 +45,7 @@ from sprintflow.schemas import (
     utc_now,
     validate_data,
 )
+from sprintflow.schemas.validation import schema_problems
 from sprintflow.sprint.contracts import load_contracts
 
 from .detect import NATIVE_MANIFESTS, detect_checks, detect_preset
@@ -81,7 +82,7 @@ def plan_init(workspace: Path, today: str | None = None) -> list[PlannedFile]:
     else:
         text = _config_text(workspace)
         planned.append(PlannedFile(workspace / "sprintflow.toml", text, False))
-        project = ProjectConfig.model_validate(tomllib.loads(text))
+        project = _checked_config(text, workspace / "sprintflow.toml")
     contracts = _contracts(workspace)
     if contracts:
         first = contracts[0]
@@ -165,6 +166,16 @@ def _config_text(workspace: Path) -> str:
     for check in checks:
         lines += _strategy_lines(check)
     return "\n".join(lines)
+
+
+def _checked_config(text: str, path: Path) -> ProjectConfig:
+    """The config ``text`` says, checked as every command will read it: a config sprintflow writes is one
+    ``validate`` accepts (a problem here is sprintflow's, said rather than written)."""
+    data = tomllib.loads(text)
+    problems = schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+    if problems:
+        raise InputError("\n".join(str(p) for p in problems))
+    return ProjectConfig.model_validate(data)
 
 
 def _strategy_lines(check: InferredCommand) -> list[str]:
