@@ -224,7 +224,13 @@ def _follow_project(config: ProjectConfig, data: dict[str, Any], workspace: Path
         >>> [(i.strategy.value, i.command) for i in config.inferred][:2]
         [('build', 'npm run build'), ('typecheck', 'npm run typecheck')]
     """
-    checks = detect_checks(workspace)
+    try:
+        checks = detect_checks(workspace)
+    except DocumentError:
+        # The manifests are the project's, and the generator may change them: a broken package.json is
+        # for the build to fail on (a verdict), not a reason to refuse the workspace. ``init`` reads
+        # them strictly instead.
+        return config
     inferred: list[InferredCommand] = []
     commands = config.commands.model_copy()
     for check in checks:

@@ -100,3 +100,12 @@ def test_validate_reads_toml_pyproject_and_bober_configs(tmp_path):
     assert f"{tmp_path / 'pyproject.toml'}: valid config" in result.output
     assert f"{fixture}: valid config" in result.output
     assert f"{tmp_path / 'sprintflow.toml'}: executor/cpus: 'many' is not of type 'number'" in result.output
+
+
+def test_a_broken_manifest_is_the_projects_to_fail_on_not_a_refused_config(tmp_path):
+    # The generator may break package.json; the evaluation must still read its config and give a verdict.
+    (tmp_path / "sprintflow.toml").write_text('preset = "generic"\n')
+    (tmp_path / "package.json").write_text('{"scripts": {"build": ')
+    config = load_project_config(tmp_path)
+    assert config.inferred == []
+    assert [s.type.value for s in config.strategies()][:1] == ["build"]
