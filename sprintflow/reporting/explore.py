@@ -560,5 +560,11 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         >>> records(pd.DataFrame({"day": ["2026-01-05"], "rate": [1 / 3], "runs": [3], "cost": [float("nan")]}))
         [{'day': '2026-01-05', 'rate': 0.333333, 'runs': 3, 'cost': None}]
     """
-    rounded = frame.round(6).astype(object)
-    return rounded.where(frame.notna(), None).to_dict("records")
+    # Column by column, then zipped: a frame's own to_dict on object columns costs seconds per cube.
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        values = column.round(6) if pd.api.types.is_float_dtype(column.dtype) else column
+        columns.append(values.astype(object).where(column.notna(), None).tolist())
+    names = [str(name) for name in frame.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
