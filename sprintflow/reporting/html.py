@@ -52,6 +52,10 @@ pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pr
 #drill tbody tr{cursor:pointer} #drill tbody tr:hover{background:#fff4e5}
 .pass{color:#2f7d32;font-weight:600} .fail{color:#c62828;font-weight:600} .skipped{color:#777}
 dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
+#side-by-side{padding:0 1.5em;max-width:1400px;margin:1em auto}
+#side-by-side table{border-collapse:collapse;font-size:12px;width:100%}
+#side-by-side th,#side-by-side td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
+#side-by-side ul{margin:0;padding-left:1.1em}
 dialog h3{margin:.8em 0 .3em} dialog pre{white-space:pre-wrap;background:#f5f5f7;padding:.5em;font-size:12px}
 """
 
@@ -103,6 +107,37 @@ def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], 
     return shown, {r["key"]: details[r["key"]] for r in shown if r["key"] in details}
 
 
+def _verdict(side: dict[str, Any]) -> str:
+    """One engine's side of a contract: its sprints, its latest verdict and that evaluation's feedback."""
+    result = html.escape(side["result"])
+    feedback = "".join(f"<li>{html.escape(str(f.get('description') or ''))}</li>" for f in side["feedback"])
+    detail = (f"<ul>{feedback}</ul>" if feedback else '<span class="note">no feedback items</span>') if side["found"] \
+        else '<span class="note">EvalResult file not found in its workspace</span>'
+    return (f"<td>{html.escape(side['engine'])}</td><td>{side['green']} of {side['sprints']} green"
+            f"{' (first sprint green)' if side['first_green'] else ''}</td>"
+            f'<td><span class="{result}">{result}</span> <code>{html.escape(side["eval_id"])}</code>{detail}</td>')
+
+
+def _side_by_side(page: Any) -> str:
+    """Contracts two engines both ran, side by side, with the paired test per pair of engines."""
+    total = page.totals.get("contract pairs", 0)
+    if not total:
+        return ""
+    tests = "".join(f"<li>{html.escape(p['engine_a'])} vs {html.escape(p['engine_b'])} on {p['contracts']:,} "
+                    f"contracts: first sprint green with {html.escape(p['engine_a'])} alone {p['only_a']}, "
+                    f"{html.escape(p['engine_b'])} alone {p['only_b']}, both {p['both_green']}, neither "
+                    f"{p['neither']}; exact McNemar p = {p['p_value']:.3g}: {html.escape(p['verdict'])}</li>"
+                    for p in page.pairs)
+    rows = "".join(f"<tr><td>{html.escape(row['contract_id'])}</td>{_verdict(row['a'])}{_verdict(row['b'])}</tr>"
+                   for row in page.side_by_side)
+    shown = len(page.side_by_side)
+    cut = "" if shown == total else f" (the newest {shown:,}; {total - shown:,} more in csv/engine-side-by-side.csv)"
+    return (f'<section id="side-by-side"><h2>Engines side by side</h2><ul>{tests}</ul>'
+            f'<p class="note count">{shown:,} of {total:,} contract pairs{cut}</p><table><thead><tr>'
+            "<th>contract</th><th>engine A</th><th>sprints</th><th>latest verdict and feedback</th><th>engine B</th>"
+            f"<th>sprints</th><th>latest verdict and feedback</th></tr></thead><tbody>{rows}</tbody></table></section>")
+
+
 def render_html(report: Report) -> str:
     """The whole report as one self-contained, interactive HTML document.
     """
@@ -151,6 +186,7 @@ def render_html(report: Report) -> str:
         f'Rates are passed / (passed + failed) with 95% Wilson intervals; skipped results are counted apart.'
         f'{contracts}</p>'
         f'<div id="charts">{charts}</div></main>'
+        f"{_side_by_side(page) if page is not None else ''}"
         '<section id="drill" hidden><h2></h2><p class="note count"></p><table><thead><tr><th>when (UTC)</th>'
         "<th>contract</th><th>iteration</th><th>engine</th><th>executor</th><th>picked</th><th>evaluation</th>"
         "<th>failing strategies</th><th>failing criteria</th><th>cost</th></tr></thead><tbody></tbody></table>"
