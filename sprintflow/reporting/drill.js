@@ -119,6 +119,43 @@
     }));
     ["from", "to", "contract", "engine", "strategy", "criterion", "executor"].forEach(
       (name) => view.addSignalListener("f_" + name, render));
+    // Search: contracts, strategies, criteria and tests the page knows, and the feedback, summaries and
+    // criterion feedback of the evaluations it carries details for; a filter value picks the filter,
+    // feedback opens its evaluation. Bounded, and the count says what it searched and what it leaves out.
+    const options = (name) => ((spec.params || []).find((p) => p.name === "f_" + name) || {bind: {options: []}})
+      .bind.options.filter((v) => v !== ALL);
+    const tests = [...new Set(((spec.datasets && spec.datasets.flips) || []).filter((c) => c.level === "test")
+      .map((c) => c.name))];
+    const entries = [
+      ...["contract", "strategy", "criterion"].flatMap((kind) => options(kind).map((v) => ({kind, text: v, value: v}))),
+      ...tests.map((t) => ({kind: "test", text: t})),
+      ...Object.entries(details).flatMap(([key, d]) => [d.summary, ...d.feedback.map((f) => f.description),
+        ...d.criteria.map((c) => c.feedback)].filter(Boolean).map((text) => ({kind: "feedback", text, key}))),
+    ];
+    const box = document.getElementById("search-box"), found = document.getElementById("search-results");
+    const SHOWN = 50;
+    const search = () => {
+      const q = box.value.trim().toLowerCase();
+      if (!q) { found.innerHTML = ""; found.previousElementSibling.textContent = ""; return; }
+      const hits = entries.filter((e) => e.text.toLowerCase().includes(q));
+      found.previousElementSibling.textContent = `${hits.length.toLocaleString("en")} matches` +
+        (hits.length > SHOWN ? `, the first ${SHOWN} shown (${(hits.length - SHOWN).toLocaleString("en")} more)` : "") +
+        ` in ${options("contract").length} contracts of the filter, ${options("strategy").length} strategies, ` +
+        `${options("criterion").length} criteria, ${tests.length} tests and the feedback of ` +
+        `${Object.keys(details).length.toLocaleString("en")} evaluations with details (of ` +
+        `${sample.length.toLocaleString("en")} sampled).`;
+      found.innerHTML = hits.slice(0, SHOWN).map((e, i) => `<li data-hit="${i}"><span class="note">${e.kind}</span> ` +
+        `${esc(e.text.length > 200 ? e.text.slice(0, 200) + " …" : e.text)}</li>`).join("");
+      found.hits = hits;
+    };
+    box.addEventListener("input", search);
+    found.addEventListener("click", (event) => {
+      const item = event.target.closest("li");
+      if (!item) return;
+      const hit = found.hits[Number(item.dataset.hit)];
+      if (hit.kind === "feedback") open(hit.key);
+      else if (hit.value !== undefined) view.signal("f_" + hit.kind, hit.value).runAsync();
+    });
     window.sprintflowView = view;
     document.body.dataset.ready = "yes";
   }).catch((error) => {

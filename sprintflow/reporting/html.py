@@ -52,6 +52,9 @@ pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pr
 #drill tbody tr{cursor:pointer} #drill tbody tr:hover{background:#fff4e5}
 .pass{color:#2f7d32;font-weight:600} .fail{color:#c62828;font-weight:600} .skipped{color:#777}
 dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
+#search{padding:.5em 1.5em 0;max-width:1400px;margin:0 auto} #search input{width:28em;max-width:90%}
+#search-results{margin:.2em 0;padding-left:1.1em;font-size:12.5px} #search-results li{cursor:pointer}
+#search-results li:hover{background:#fff4e5}
 #side-by-side{padding:0 1.5em;max-width:1400px;margin:1em auto}
 #side-by-side table{border-collapse:collapse;font-size:12px;width:100%}
 #side-by-side th,#side-by-side td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
@@ -180,6 +183,9 @@ def render_html(report: Report) -> str:
         f"{html.escape(report.generated_at)}{since} · {counts}</p>"
         f'<pre class="summary">{html.escape(report.summary_text())}</pre></header>'
         f'<div id="filters"></div>'
+        '<section id="search"><input type="search" id="search-box" aria-label="search" '
+        'placeholder="search contracts, strategies, criteria, tests, feedback"><p class="note count"></p>'
+        '<ul id="search-results"></ul></section>'
         f'<main><p class="note">Every chart and table follows the filters above that apply to it: the strategy '
         f'and criterion filters narrow what is counted by strategy or criterion (and the headline), the scorer '
         f'follows the dates only (it runs apart from contracts and engines), bugs the dates and the contract. '
