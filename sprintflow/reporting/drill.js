@@ -4,7 +4,8 @@
 (function () {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
-  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED} = read("sprintflow-config");
+  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED, detailed: DETAILED} =
+    read("sprintflow-config");
   const DAY = 864e5, LIMIT = 200;
   const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
   const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
@@ -100,6 +101,10 @@
         const step = (title, s) => s ? `<h3>${title}</h3><details><summary>prompt (${s.prompt.length.toLocaleString("en")} characters shown)</summary>
           <pre>${esc(s.prompt)}</pre></details><details open><summary>answer</summary><pre>${esc(s.answer)}</pre></details>` : "";
         body += step("Generator", d.generator) + step("Tester", d.tester);
+      } else if (sample.indexOf(r) >= DETAILED) {
+        body += `<p class="note">The report reads EvalResult details for the newest ${DETAILED.toLocaleString("en")}
+          sampled evaluations only; this one is older: what the history recorded follows.</p>
+          <h3>Strategies</h3><table>${results(r.strategies)}</table><h3>Criteria</h3><table>${results(r.criteria)}</table>`;
       } else {
         body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
           evaluation of the same id): what the history recorded follows.</p>

@@ -103,7 +103,8 @@ class PageData:
     first_day: str = ""
     last_day: str = ""
     totals: dict[str, int] = field(default_factory=dict)
-    """Evaluations, contracts, contracts named in the filter, evaluations sampled, contract pairs."""
+    """Evaluations, contracts, contracts named in the filter, evaluations sampled and detailed, contract pairs,
+    tests re-run on one content hash and the tests the flaky-test view keeps of them."""
     side_by_side: list[dict[str, Any]] = field(default_factory=list)
     """The newest :data:`SIDE_BY_SIDE_LIMIT` contract pairs of
     :func:`~sprintflow.reporting.analytics.engine_side_by_side`, each side with its latest feedback."""
@@ -233,7 +234,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
         outcomes=_outcomes(evals, attributes),
         greens=_greens(to_green, criterion_greens, first, named),
         activity=_activity(evaluations, criterion_greens, first, named),
-        flips=_flips(history, sprints, first, named),
+        flips=_flips(history, sprints, first, named),  # every re-run test; cut to TEST_LIMIT below
         coverage=_coverage(evals, attributes),
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
@@ -247,9 +248,14 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     pairs = r.engine_side_by_side(evals, to_green=to_green) if side_by_side is None else side_by_side
     data.side_by_side = side_by_side_feedback(pairs, workspace)
     data.pairs = records(r.engine_pairs(pairs))
+    retested = int(data.flips.loc[data.flips["level"] == "test", "name"].nunique()) if len(data.flips) else 0
+    if retested > TEST_LIMIT:
+        data.flips = _most_flipping(data.flips, TEST_LIMIT)
     data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
                    "named contracts": len(named), "sampled evaluations": len(data.evaluations),
-                   "contract pairs": len(pairs)}
+                   "detailed evaluations": min(len(data.evaluations), DETAIL_LIMIT),
+                   "contract pairs": len(pairs), "re-run tests": retested,
+                   "tests shown": min(retested, TEST_LIMIT)}
     return data
 
 
@@ -387,10 +393,15 @@ def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[s
                         "engine": _of_sprints(rows.loc[kept, "sprint"], first, "engine", r.UNKNOWN_ENGINE),
                         "executor": _cat(rows.loc[kept, "executor"], "(unknown)"), "comparisons": 1,
                         "flips": flipped[same].astype(np.int64)}, index=kept)
-    if level == "test" and out["name"].nunique() > TEST_LIMIT:  # the tests that flipped most
-        flipping = out.groupby("name", observed=True)["flips"].sum().nlargest(TEST_LIMIT).index
-        out = out[out["name"].isin(flipping)]
     return _sum_by(out, ["day", "level", "name", "contract", "engine", "executor"])
+
+
+def _most_flipping(cube: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The test rows of the flips cube for the ``limit`` tests that flipped most (sums of sums: the same
+    tests as over the runs), with every strategy row."""
+    tests = cube["level"] == "test"
+    flipping = cube[tests].groupby("name")["flips"].sum().nlargest(limit).index
+    return cube[~tests | cube["name"].isin(flipping)].reset_index(drop=True)
 
 
 def _coverage(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:

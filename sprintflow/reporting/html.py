@@ -159,6 +159,7 @@ def render_html(report: Report) -> str:
         evaluations, details = _fit(page.evaluations, page.details, room)
         data = {"spec": spec, "evaluations": evaluations, "details": details}
         config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY,
+                  "detailed": page.totals.get("detailed evaluations", len(details)),
                   "trimmed": len(evaluations) < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
         script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
@@ -167,6 +168,11 @@ def render_html(report: Report) -> str:
     if page is not None and page.totals.get("named contracts", 0) < page.totals.get("contracts", 0):
         contracts = (f" The contract filter lists the {page.totals['named contracts']:,} most recently evaluated of "
                      f"{page.totals['contracts']:,} contracts; the others are grouped as '(other contracts)'.")
+    if page is not None and page.totals.get("tests shown", 0) < page.totals.get("re-run tests", 0):
+        contracts += (f" The flaky-test view keeps the {page.totals['tests shown']:,} tests that flipped most of the "
+                      f"{page.totals['re-run tests']:,} re-run on unchanged content "
+                      f"({page.totals['re-run tests'] - page.totals['tests shown']:,} left out; "
+                      "csv/flaky-tests.csv has them all).")
     problems = ""
     if report.problems:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in report.problems[:50])

@@ -272,3 +272,24 @@ def test_search_finds_contracts_criteria_and_feedback_and_says_what_it_searched(
             browser.close()
     assert not errors
     assert requests == [page_path.as_uri()]
+
+
+def test_a_capped_flaky_test_view_says_how_many_tests_it_leaves_out(tmp_path, monkeypatch):
+    from sprintflow.reporting import explore
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
+    whole = build_report(load_history(workspace), workspace=str(workspace)).page
+    retested = whole.totals["re-run tests"]
+    assert retested > 2 and whole.totals["tests shown"] == retested
+    monkeypatch.setattr(explore, "TEST_LIMIT", 2)
+    report = build_report(load_history(workspace), workspace=str(workspace))
+    cube = report.page.flips
+    kept = cube.loc[cube["level"] == "test", "name"].unique()
+    most = whole.flips[whole.flips["level"] == "test"].groupby("name")["flips"].sum().nlargest(2).index
+    assert sorted(kept) == sorted(most)  # the two tests that flipped most, every one of their rows
+    strategies = [c[c["level"] == "strategy"].reset_index(drop=True) for c in (cube, whole.flips)]
+    assert strategies[0].equals(strategies[1])
+    text = write_report(report, tmp_path / "out")["html"].read_text()
+    assert (f"The flaky-test view keeps the 2 tests that flipped most of the {retested:,} re-run on unchanged "
+            f"content ({retested - 2:,} left out; csv/flaky-tests.csv has them all).") in text
