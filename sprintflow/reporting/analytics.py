@@ -792,11 +792,15 @@ def engine_side_by_side(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = 
         [{'engine_a': 'claude', 'green_a': 1, 'last_eval_id_a': 'e2', 'engine_b': 'codex', 'green_b': 0}]
     """
     columns = ["contract_id", "engine_a", "engine_b", *[f"{c}_{side}" for side in "ab" for c in _SIDE]]
-    per = _per_contract_engine(evals, time_to_green(evals) if to_green is None else to_green)
+    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    to_green = time_to_green(evals) if to_green is None else to_green
+    if to_green["engine"].nunique() < 2:  # nothing to pair (and an empty history has no timestamps to map)
+        return empty
+    per = _per_contract_engine(evals, to_green)
     pairs = per.merge(per, on="contract_id", suffixes=("_a", "_b"))
     pairs = pairs[pairs["engine_a"] < pairs["engine_b"]]
     if pairs.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+        return empty
     return pairs[columns].sort_values(["contract_id", "engine_a", "engine_b"], kind="stable", ignore_index=True)
 
 

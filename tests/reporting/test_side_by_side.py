@@ -127,3 +127,12 @@ def test_a_capped_side_by_side_says_how_many_it_leaves_out(shared, tmp_path, mon
                                       workspace=str(homes["claude"])), tmp_path / "out")
     page = paths["html"].read_text(encoding="utf-8")
     assert "3 of 4 contract pairs (the newest 3; 1 more in csv/engine-side-by-side.csv)" in page
+
+
+def test_an_empty_history_or_one_engine_pairs_nothing(shared):
+    homes, history = shared
+    evals = load_history(homes["claude"], directory=history).evals
+    for frame in (evals.iloc[:0], evals[evals["workspace"] == str(homes["claude"])]):
+        table = r.engine_side_by_side(frame)
+        assert table.empty and "last_eval_id_b" in table.columns
+        assert r.engine_pairs(table).empty
