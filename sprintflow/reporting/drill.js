@@ -4,7 +4,8 @@
 (function () {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
-  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED} = read("sprintflow-config");
+  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED, detailed: DETAILED} =
+    read("sprintflow-config");
   const DAY = 864e5, LIMIT = 200;
   const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
   const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
@@ -100,6 +101,10 @@
         const step = (title, s) => s ? `<h3>${title}</h3><details><summary>prompt (${s.prompt.length.toLocaleString("en")} characters shown)</summary>
           <pre>${esc(s.prompt)}</pre></details><details open><summary>answer</summary><pre>${esc(s.answer)}</pre></details>` : "";
         body += step("Generator", d.generator) + step("Tester", d.tester);
+      } else if (sample.indexOf(r) >= DETAILED) {
+        body += `<p class="note">The report reads EvalResult details for the newest ${DETAILED.toLocaleString("en")}
+          sampled evaluations only; this one is older: what the history recorded follows.</p>
+          <h3>Strategies</h3><table>${results(r.strategies)}</table><h3>Criteria</h3><table>${results(r.criteria)}</table>`;
       } else {
         body += `<p class="note">No EvalResult file for this evaluation in .sprintflow/evals/ (or it now holds a later
           evaluation of the same id): what the history recorded follows.</p>
@@ -119,6 +124,43 @@
     }));
     ["from", "to", "contract", "engine", "strategy", "criterion", "executor"].forEach(
       (name) => view.addSignalListener("f_" + name, render));
+    // Search: contracts, strategies, criteria and tests the page knows, and the feedback, summaries and
+    // criterion feedback of the evaluations it carries details for; a filter value picks the filter,
+    // feedback opens its evaluation. Bounded, and the count says what it searched and what it leaves out.
+    const options = (name) => ((spec.params || []).find((p) => p.name === "f_" + name) || {bind: {options: []}})
+      .bind.options.filter((v) => v !== ALL);
+    const tests = [...new Set(((spec.datasets && spec.datasets.flips) || []).filter((c) => c.level === "test")
+      .map((c) => c.name))];
+    const entries = [
+      ...["contract", "strategy", "criterion"].flatMap((kind) => options(kind).map((v) => ({kind, text: v, value: v}))),
+      ...tests.map((t) => ({kind: "test", text: t})),
+      ...Object.entries(details).flatMap(([key, d]) => [d.summary, ...d.feedback.map((f) => f.description),
+        ...d.criteria.map((c) => c.feedback)].filter(Boolean).map((text) => ({kind: "feedback", text, key}))),
+    ];
+    const box = document.getElementById("search-box"), found = document.getElementById("search-results");
+    const SHOWN = 50;
+    const search = () => {
+      const q = box.value.trim().toLowerCase();
+      if (!q) { found.innerHTML = ""; found.previousElementSibling.textContent = ""; return; }
+      const hits = entries.filter((e) => e.text.toLowerCase().includes(q));
+      found.previousElementSibling.textContent = `${hits.length.toLocaleString("en")} matches` +
+        (hits.length > SHOWN ? `, the first ${SHOWN} shown (${(hits.length - SHOWN).toLocaleString("en")} more)` : "") +
+        ` in ${options("contract").length} contracts of the filter, ${options("strategy").length} strategies, ` +
+        `${options("criterion").length} criteria, ${tests.length} tests and the feedback of ` +
+        `${Object.keys(details).length.toLocaleString("en")} evaluations with details (of ` +
+        `${sample.length.toLocaleString("en")} sampled).`;
+      found.innerHTML = hits.slice(0, SHOWN).map((e, i) => `<li data-hit="${i}"><span class="note">${e.kind}</span> ` +
+        `${esc(e.text.length > 200 ? e.text.slice(0, 200) + " …" : e.text)}</li>`).join("");
+      found.hits = hits;
+    };
+    box.addEventListener("input", search);
+    found.addEventListener("click", (event) => {
+      const item = event.target.closest("li");
+      if (!item) return;
+      const hit = found.hits[Number(item.dataset.hit)];
+      if (hit.kind === "feedback") open(hit.key);
+      else if (hit.value !== undefined) view.signal("f_" + hit.kind, hit.value).runAsync();
+    });
     window.sprintflowView = view;
     document.body.dataset.ready = "yes";
   }).catch((error) => {

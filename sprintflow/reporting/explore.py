@@ -44,6 +44,7 @@ __all__ = [
     "OTHER_CONTRACTS",
     "SAMPLE_LIMIT",
     "SAMPLE_PER_DAY",
+    "SIDE_BY_SIDE_LIMIT",
     "TEST_LIMIT",
     "PageData",
     "build_page_data",
@@ -58,6 +59,8 @@ SAMPLE_PER_DAY = 12
 SAMPLE_LIMIT = 4000
 DETAIL_LIMIT = 400
 TEST_LIMIT = 300
+SIDE_BY_SIDE_LIMIT = 100
+"""Contract pairs the page shows side by side, with their feedback (the page says how many it leaves out)."""
 TEXT_LIMIT = 1500
 """Characters kept of any one text (a summary, a strategy's output) in a detail."""
 TRANSCRIPT_LIMIT = 6000
@@ -100,7 +103,13 @@ class PageData:
     first_day: str = ""
     last_day: str = ""
     totals: dict[str, int] = field(default_factory=dict)
-    """Evaluations, contracts, contracts named in the filter, evaluations sampled."""
+    """Evaluations, contracts, contracts named in the filter, evaluations sampled and detailed, contract pairs,
+    tests re-run on one content hash and the tests the flaky-test view keeps of them."""
+    side_by_side: list[dict[str, Any]] = field(default_factory=list)
+    """The newest :data:`SIDE_BY_SIDE_LIMIT` contract pairs of
+    :func:`~sprintflow.reporting.analytics.engine_side_by_side`, each side with its latest feedback."""
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    """:func:`~sprintflow.reporting.analytics.engine_pairs`: the paired test per pair of engines."""
 
 
 def _cat(values: pd.Series | np.ndarray, missing: str | None = None) -> pd.Series:
@@ -186,7 +195,8 @@ def _counts(result: pd.Series) -> dict[str, np.ndarray]:
 
 
 def build_page_data(history: History, *, workspace: Path | str | None = None,
-                    to_green: pd.DataFrame | None = None, criterion_greens: pd.DataFrame | None = None) -> PageData:
+                    to_green: pd.DataFrame | None = None, criterion_greens: pd.DataFrame | None = None,
+                    side_by_side: pd.DataFrame | None = None) -> PageData:
     """Aggregate ``history`` into what the interactive page embeds.
 
     Args:
@@ -196,7 +206,8 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
             (each recorded evaluation is read from the workspace it ran in).
         to_green, criterion_greens: :func:`~sprintflow.reporting.analytics.time_to_green` and
             :func:`~sprintflow.reporting.analytics.criterion_greens` of the same history, when the caller
-            has them already (they are the costly part).
+            has them already (they are the costly part); ``side_by_side``:
+            :func:`~sprintflow.reporting.analytics.engine_side_by_side`'s, likewise.
     """
     evals = history.evals
     to_green = r.time_to_green(evals) if to_green is None else to_green
@@ -223,7 +234,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
         outcomes=_outcomes(evals, attributes),
         greens=_greens(to_green, criterion_greens, first, named),
         activity=_activity(evaluations, criterion_greens, first, named),
-        flips=_flips(history, sprints, first, named),
+        flips=_flips(history, sprints, first, named),  # every re-run test; cut to TEST_LIMIT below
         coverage=_coverage(evals, attributes),
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
@@ -234,8 +245,17 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
     data.evaluations = _sample(evals, evaluations, key, to_green, _flow_run_page())
     data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
+    pairs = r.engine_side_by_side(evals, to_green=to_green) if side_by_side is None else side_by_side
+    data.side_by_side = side_by_side_feedback(pairs, workspace)
+    data.pairs = records(r.engine_pairs(pairs))
+    retested = int(data.flips.loc[data.flips["level"] == "test", "name"].nunique()) if len(data.flips) else 0
+    if retested > TEST_LIMIT:
+        data.flips = _most_flipping(data.flips, TEST_LIMIT)
     data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
-                   "named contracts": len(named), "sampled evaluations": len(data.evaluations)}
+                   "named contracts": len(named), "sampled evaluations": len(data.evaluations),
+                   "detailed evaluations": min(len(data.evaluations), DETAIL_LIMIT),
+                   "contract pairs": len(pairs), "re-run tests": retested,
+                   "tests shown": min(retested, TEST_LIMIT)}
     return data
 
 
@@ -373,10 +393,15 @@ def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[s
                         "engine": _of_sprints(rows.loc[kept, "sprint"], first, "engine", r.UNKNOWN_ENGINE),
                         "executor": _cat(rows.loc[kept, "executor"], "(unknown)"), "comparisons": 1,
                         "flips": flipped[same].astype(np.int64)}, index=kept)
-    if level == "test" and out["name"].nunique() > TEST_LIMIT:  # the tests that flipped most
-        flipping = out.groupby("name", observed=True)["flips"].sum().nlargest(TEST_LIMIT).index
-        out = out[out["name"].isin(flipping)]
     return _sum_by(out, ["day", "level", "name", "contract", "engine", "executor"])
+
+
+def _most_flipping(cube: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The test rows of the flips cube for the ``limit`` tests that flipped most (sums of sums: the same
+    tests as over the runs), with every strategy row."""
+    tests = cube["level"] == "test"
+    flipping = cube[tests].groupby("name")["flips"].sum().nlargest(limit).index
+    return cube[~tests | cube["name"].isin(flipping)].reset_index(drop=True)
 
 
 def _coverage(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
@@ -496,6 +521,53 @@ def eval_details(workspace: Path | str | None, records: list[dict[str, Any]]) ->
     return details
 
 
+def side_by_side_feedback(pairs: pd.DataFrame, workspace: Path | str | None = None,
+                          limit: int | None = None) -> list[dict[str, Any]]:
+    """The newest ``limit`` (default :data:`SIDE_BY_SIDE_LIMIT`) rows of
+    :func:`~sprintflow.reporting.analytics.engine_side_by_side`, each side with its latest evaluation's
+    verdict and feedback, read from the EvalResult file it recorded.
+
+    A side whose file is gone (or now holds another evaluation) keeps its verdict and says so.
+
+    Returns:
+        ``[{contract_id, a: {engine, sprints, green, first_green, result, eval_id, feedback[], summary,
+        found}, b: {…}}]``, newest pair first.
+    """
+    if pairs.empty:
+        return []
+    limit = SIDE_BY_SIDE_LIMIT if limit is None else limit
+    newest = pairs.assign(_at=pairs[["last_at_a", "last_at_b"]].max(axis=1)).sort_values(
+        "_at", ascending=False, kind="stable").head(limit)
+    rows = []
+    for row in newest.to_dict("records"):
+        sides = {side: _side(row, side, workspace) for side in "ab"}
+        rows.append({"contract_id": str(row["contract_id"]), **sides})
+    return rows
+
+
+def _side(row: dict[str, Any], side: str, workspace: Path | str | None) -> dict[str, Any]:
+    eval_id, home = row[f"last_eval_id_{side}"], row[f"last_workspace_{side}"]
+    out: dict[str, Any] = {"engine": str(row[f"engine_{side}"]), "sprints": int(row[f"sprints_{side}"]),
+                           "green": int(row[f"green_{side}"]), "first_green": bool(row[f"first_green_{side}"]),
+                           "result": str(row[f"last_result_{side}"]), "eval_id": str(eval_id), "found": False,
+                           "summary": "", "feedback": []}
+    home = home if isinstance(home, str) and home else workspace
+    if home is None or not isinstance(eval_id, str):
+        return out
+    minute = "%Y-%m-%d %H:%M"
+    try:
+        doc = json.loads(WorkspaceLayout(Path(home)).eval_file(eval_id).read_text(encoding="utf-8"))
+        # The file must still hold this evaluation (the same test as eval_details).
+        same = pd.Timestamp(doc.get("timestamp", "")).strftime(minute) == pd.Timestamp(row[f"last_at_{side}"]
+                                                                                        ).strftime(minute)
+    except (OSError, ValueError, Exception):  # noqa: BLE001 - a missing or foreign file only costs the feedback
+        return out
+    if not same:
+        return out
+    excerpt = _excerpt(doc)
+    return {**out, "found": True, "summary": excerpt["summary"], "feedback": excerpt["feedback"][:10]}
+
+
 def _masked(text: Any, limit: int = TRANSCRIPT_LIMIT) -> str:
     return _cut(mask_secrets(text if isinstance(text, str) else ""), limit)
 
@@ -560,5 +632,11 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         >>> records(pd.DataFrame({"day": ["2026-01-05"], "rate": [1 / 3], "runs": [3], "cost": [float("nan")]}))
         [{'day': '2026-01-05', 'rate': 0.333333, 'runs': 3, 'cost': None}]
     """
-    rounded = frame.round(6).astype(object)
-    return rounded.where(frame.notna(), None).to_dict("records")
+    # Column by column, then zipped: a frame's own to_dict on object columns costs seconds per cube.
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        values = column.round(6) if pd.api.types.is_float_dtype(column.dtype) else column
+        columns.append(values.astype(object).where(column.notna(), None).tolist())
+    names = [str(name) for name in frame.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]

@@ -52,6 +52,13 @@ pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pr
 #drill tbody tr{cursor:pointer} #drill tbody tr:hover{background:#fff4e5}
 .pass{color:#2f7d32;font-weight:600} .fail{color:#c62828;font-weight:600} .skipped{color:#777}
 dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
+#search{padding:.5em 1.5em 0;max-width:1400px;margin:0 auto} #search input{width:28em;max-width:90%}
+#search-results{margin:.2em 0;padding-left:1.1em;font-size:12.5px} #search-results li{cursor:pointer}
+#search-results li:hover{background:#fff4e5}
+#side-by-side{padding:0 1.5em;max-width:1400px;margin:1em auto}
+#side-by-side table{border-collapse:collapse;font-size:12px;width:100%}
+#side-by-side th,#side-by-side td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
+#side-by-side ul{margin:0;padding-left:1.1em}
 dialog h3{margin:.8em 0 .3em} dialog pre{white-space:pre-wrap;background:#f5f5f7;padding:.5em;font-size:12px}
 """
 
@@ -103,6 +110,37 @@ def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], 
     return shown, {r["key"]: details[r["key"]] for r in shown if r["key"] in details}
 
 
+def _verdict(side: dict[str, Any]) -> str:
+    """One engine's side of a contract: its sprints, its latest verdict and that evaluation's feedback."""
+    result = html.escape(side["result"])
+    feedback = "".join(f"<li>{html.escape(str(f.get('description') or ''))}</li>" for f in side["feedback"])
+    detail = (f"<ul>{feedback}</ul>" if feedback else '<span class="note">no feedback items</span>') if side["found"] \
+        else '<span class="note">EvalResult file not found in its workspace</span>'
+    return (f"<td>{html.escape(side['engine'])}</td><td>{side['green']} of {side['sprints']} green"
+            f"{' (first sprint green)' if side['first_green'] else ''}</td>"
+            f'<td><span class="{result}">{result}</span> <code>{html.escape(side["eval_id"])}</code>{detail}</td>')
+
+
+def _side_by_side(page: Any) -> str:
+    """Contracts two engines both ran, side by side, with the paired test per pair of engines."""
+    total = page.totals.get("contract pairs", 0)
+    if not total:
+        return ""
+    tests = "".join(f"<li>{html.escape(p['engine_a'])} vs {html.escape(p['engine_b'])} on {p['contracts']:,} "
+                    f"contracts: first sprint green with {html.escape(p['engine_a'])} alone {p['only_a']}, "
+                    f"{html.escape(p['engine_b'])} alone {p['only_b']}, both {p['both_green']}, neither "
+                    f"{p['neither']}; exact McNemar p = {p['p_value']:.3g}: {html.escape(p['verdict'])}</li>"
+                    for p in page.pairs)
+    rows = "".join(f"<tr><td>{html.escape(row['contract_id'])}</td>{_verdict(row['a'])}{_verdict(row['b'])}</tr>"
+                   for row in page.side_by_side)
+    shown = len(page.side_by_side)
+    cut = "" if shown == total else f" (the newest {shown:,}; {total - shown:,} more in csv/engine-side-by-side.csv)"
+    return (f'<section id="side-by-side"><h2>Engines side by side</h2><ul>{tests}</ul>'
+            f'<p class="note count">{shown:,} of {total:,} contract pairs{cut}</p><table><thead><tr>'
+            "<th>contract</th><th>engine A</th><th>sprints</th><th>latest verdict and feedback</th><th>engine B</th>"
+            f"<th>sprints</th><th>latest verdict and feedback</th></tr></thead><tbody>{rows}</tbody></table></section>")
+
+
 def render_html(report: Report) -> str:
     """The whole report as one self-contained, interactive HTML document.
     """
@@ -121,6 +159,7 @@ def render_html(report: Report) -> str:
         evaluations, details = _fit(page.evaluations, page.details, room)
         data = {"spec": spec, "evaluations": evaluations, "details": details}
         config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY,
+                  "detailed": page.totals.get("detailed evaluations", len(details)),
                   "trimmed": len(evaluations) < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
         script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
@@ -129,6 +168,11 @@ def render_html(report: Report) -> str:
     if page is not None and page.totals.get("named contracts", 0) < page.totals.get("contracts", 0):
         contracts = (f" The contract filter lists the {page.totals['named contracts']:,} most recently evaluated of "
                      f"{page.totals['contracts']:,} contracts; the others are grouped as '(other contracts)'.")
+    if page is not None and page.totals.get("tests shown", 0) < page.totals.get("re-run tests", 0):
+        contracts += (f" The flaky-test view keeps the {page.totals['tests shown']:,} tests that flipped most of the "
+                      f"{page.totals['re-run tests']:,} re-run on unchanged content "
+                      f"({page.totals['re-run tests'] - page.totals['tests shown']:,} left out; "
+                      "csv/flaky-tests.csv has them all).")
     problems = ""
     if report.problems:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in report.problems[:50])
@@ -145,12 +189,16 @@ def render_html(report: Report) -> str:
         f"{html.escape(report.generated_at)}{since} · {counts}</p>"
         f'<pre class="summary">{html.escape(report.summary_text())}</pre></header>'
         f'<div id="filters"></div>'
+        '<section id="search"><input type="search" id="search-box" aria-label="search" '
+        'placeholder="search contracts, strategies, criteria, tests, feedback"><p class="note count"></p>'
+        '<ul id="search-results"></ul></section>'
         f'<main><p class="note">Every chart and table follows the filters above that apply to it: the strategy '
         f'and criterion filters narrow what is counted by strategy or criterion (and the headline), the scorer '
         f'follows the dates only (it runs apart from contracts and engines), bugs the dates and the contract. '
         f'Rates are passed / (passed + failed) with 95% Wilson intervals; skipped results are counted apart.'
         f'{contracts}</p>'
         f'<div id="charts">{charts}</div></main>'
+        f"{_side_by_side(page) if page is not None else ''}"
         '<section id="drill" hidden><h2></h2><p class="note count"></p><table><thead><tr><th>when (UTC)</th>'
         "<th>contract</th><th>iteration</th><th>engine</th><th>executor</th><th>picked</th><th>evaluation</th>"
         "<th>failing strategies</th><th>failing criteria</th><th>cost</th></tr></thead><tbody></tbody></table>"

@@ -71,6 +71,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
     coverage = r.criteria_coverage(evals)
     to_green = r.time_to_green(evals)
     criterion_greens = r.criterion_greens(evals)
+    side_by_side = r.engine_side_by_side(evals, to_green=to_green)
     tables = {
         "pass-rate-by-week": r.pass_rate_by_week(evals, by_strategy=False),
         "first-pass-yield": r.first_pass_yield(evals),
@@ -96,6 +97,8 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "cost-per-sprint": r.cost_per_sprint(evals),
         "cost-over-time": r.cost_over_time(evals, greens=criterion_greens),
         "engine-comparison": r.engine_comparison(evals, to_green=to_green),
+        "engine-side-by-side": side_by_side,
+        "engine-pairs": r.engine_pairs(side_by_side),
         "testrun-trends": r.testrun_trends(history.testruns),
         "kill-rates": r.kill_rates(evals),
     }
@@ -104,8 +107,8 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
               "criterion results": int(kinds.get("criterion", 0)), "bug events": len(bugs),
               "score runs": len(history.scores), "test runs": len(history.testruns)}
     details = Path(workspace) if workspace and Path(workspace).is_dir() else None
-    page_data = build_page_data(history, workspace=details, to_green=to_green,
-                                criterion_greens=criterion_greens) if page else None
+    page_data = build_page_data(history, workspace=details, to_green=to_green, criterion_greens=criterion_greens,
+                                side_by_side=side_by_side) if page else None
     return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems),
                   page=page_data, synthetic=history.synthetic)
 
@@ -130,7 +133,8 @@ def _summary(report: Report) -> list[str]:
     lines += _trend_lines(t["pass-rate-by-week"])
     lines.append(f"  first-pass yield {_rate(t['first-pass-yield'].iloc[0], 'yield')}")
     lines += _green_line(t["time-to-green"]) + _strategy_lines(t) + _coverage_line(t["criteria-coverage-summary"])
-    lines += _engine_lines(t["engine-comparison"]) + _flaky_test_line(t["flaky-tests"])
+    lines += _engine_lines(t["engine-comparison"]) + _pair_lines(t["engine-pairs"])
+    lines += _flaky_test_line(t["flaky-tests"])
     lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"], t["score-epochs"])
     lines += _cost_line(t["cost-per-sprint"]) + _kill_rate_lines(t["kill-rates"])
     if report.problems:
@@ -206,6 +210,14 @@ def _engine_lines(engines: pd.DataFrame) -> list[str]:
                else f", mean {row['mean_iterations_to_green']:.2f} iterations to green")
             + ("" if pd.isna(row["cost_per_sprint"]) else f", ${row['cost_per_sprint']:,.2f} per sprint")
             for row in engines.to_dict("records")]
+
+
+def _pair_lines(pairs: pd.DataFrame) -> list[str]:
+    """Engines on the same contracts: the paired test over their first sprints."""
+    return [f"  {row['engine_a']} vs {row['engine_b']} on the same {row['contracts']:,} contracts: first sprint green "
+            f"with {row['engine_a']} alone {row['only_a']}, {row['engine_b']} alone {row['only_b']}, both "
+            f"{row['both_green']}, neither {row['neither']}; McNemar p = {row['p_value']:.3g} ({row['verdict']})"
+            for row in pairs.to_dict("records")]
 
 
 def _kill_rate_lines(rates: pd.DataFrame) -> list[str]:

@@ -14,7 +14,7 @@ TABLES = {"pass-rate-by-week", "first-pass-yield", "first-pass-yield-by-week", "
           "flaky-strategies", "regressions-by-week", "bug-summary", "bug-activity", "time-to-fix",
           "score-by-prompt", "score-trends", "cost-per-sprint", "testrun-trends", "kill-rates", "criterion-pass-rate",
           "criterion-time-to-green", "flaky-tests", "test-history", "test-outcomes", "score-epochs", "cost-over-time",
-          "engine-comparison"}
+          "engine-comparison", "engine-side-by-side", "engine-pairs"}
 
 
 @pytest.fixture(autouse=True)

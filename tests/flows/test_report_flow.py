@@ -31,9 +31,10 @@ def test_each_run_adds_a_version_of_every_table_artifact(prefect_harness, worksp
     second = report_flow(str(workspace), str(tmp_path / "b"), since="2026-05-01", key_prefix="report-flow-test")
     assert Path(first["files"]["html"]).is_file() and Path(second["files"]["csv"]).is_dir()
     assert first["artifacts"][0] == "report-flow-test-summary"
-    assert "report-flow-test-flaky-strategies" in first["artifacts"] and len(first["artifacts"]) == 27
-    assert {"report-flow-test-flaky-tests", "report-flow-test-engine-comparison", "report-flow-test-score-epochs",
-            "report-flow-test-cost-over-time", "report-flow-test-criterion-time-to-green"} <= set(first["artifacts"])
+    assert "report-flow-test-flaky-strategies" in first["artifacts"] and len(first["artifacts"]) == 29
+    assert {"report-flow-test-flaky-tests", "report-flow-test-engine-comparison", "report-flow-test-engine-pairs",
+            "report-flow-test-score-epochs", "report-flow-test-cost-over-time",
+            "report-flow-test-criterion-time-to-green"} <= set(first["artifacts"])
     assert first["summary"][0].startswith("sprintflow report: ")
 
     flaky = artifacts("report-flow-test-flaky-strategies")

@@ -233,3 +233,63 @@ def test_a_page_over_its_budget_drops_the_oldest_sampled_evaluations_not_the_num
     assert len(trimmed.encode()) <= page_module.PAGE_LIMIT
     assert '"trimmed":true' in trimmed and trimmed.split('id="sprintflow-spec">')[1].split("</script>")[0] == \
         full.split('id="sprintflow-spec">')[1].split("</script>")[0]  # every cube, and so every number, intact
+
+
+def test_search_finds_contracts_criteria_and_feedback_and_says_what_it_searched(sync_playwright, tmp_path,
+                                                                                 week_workspace, monkeypatch):
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    report = build_report(load_history(week_workspace), workspace=str(week_workspace))
+    page_path = write_report(report, tmp_path / "out")["html"]
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser, page, errors = _open(playwright, page_path, requests)
+        try:
+            # Feedback text of the evaluations the page carries details for: a match opens its evaluation.
+            detailed = len(report.page.details)
+            assert detailed >= 20
+            page.fill("#search-box", "empty titles are STORED")
+            hits = page.locator("#search-results li")
+            assert hits.count() == detailed  # each detailed evaluation has that feedback item once
+            count = page.inner_text("#search .count")
+            assert count.startswith(f"{detailed} matches in ")
+            assert f"feedback of {detailed} evaluations with details (of 28 sampled)" in count
+            hits.first.click()
+            assert "Empty titles are stored instead of rejected" in page.inner_text("dialog#evaluation")
+            page.click("dialog#evaluation button")
+            # A contract picks the contract filter, and every view follows it.
+            before = page.evaluate(HEADLINE)
+            page.fill("#search-box", "sprint-3")
+            assert page.inner_text("#search-results li >> nth=0") == "contract sprint-3"
+            page.locator("#search-results li").first.click()
+            _settle(page)
+            assert page.evaluate("window.sprintflowView.signal('f_contract')") == "sprint-3"
+            assert page.evaluate(HEADLINE) != before
+            page.fill("#search-box", "sc-1-1")
+            assert "criterion sc-1-1" in page.inner_text("#search-results")
+            page.fill("#search-box", "nothing-like-this")
+            assert page.inner_text("#search .count").startswith("0 matches in ")
+        finally:
+            browser.close()
+    assert not errors
+    assert requests == [page_path.as_uri()]
+
+
+def test_a_capped_flaky_test_view_says_how_many_tests_it_leaves_out(tmp_path, monkeypatch):
+    from sprintflow.reporting import explore
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = demo_workspace(tmp_path / "demo", evaluations=300)
+    whole = build_report(load_history(workspace), workspace=str(workspace)).page
+    retested = whole.totals["re-run tests"]
+    assert retested > 2 and whole.totals["tests shown"] == retested
+    monkeypatch.setattr(explore, "TEST_LIMIT", 2)
+    report = build_report(load_history(workspace), workspace=str(workspace))
+    cube = report.page.flips
+    kept = cube.loc[cube["level"] == "test", "name"].unique()
+    most = whole.flips[whole.flips["level"] == "test"].groupby("name")["flips"].sum().nlargest(2).index
+    assert sorted(kept) == sorted(most)  # the two tests that flipped most, every one of their rows
+    strategies = [c[c["level"] == "strategy"].reset_index(drop=True) for c in (cube, whole.flips)]
+    assert strategies[0].equals(strategies[1])
+    text = write_report(report, tmp_path / "out")["html"].read_text()
+    assert (f"The flaky-test view keeps the 2 tests that flipped most of the {retested:,} re-run on unchanged "
+            f"content ({retested - 2:,} left out; csv/flaky-tests.csv has them all).") in text
