@@ -158,7 +158,7 @@ def _by_discriminator(error: jsonschema.ValidationError) -> jsonschema.Validatio
         return None
     name, mapping = tag["propertyName"], tag["mapping"]
     value = error.instance.get(name)
-    if value not in mapping:
+    if not isinstance(value, str) or value not in mapping:
         return jsonschema.ValidationError(
             f"{value!r} is not one of {sorted(mapping)}", path=[*error.absolute_path, name])
     branch = next(i for i, option in enumerate(schema["oneOf"]) if option.get("$ref") == mapping[value])

@@ -127,8 +127,9 @@ def _duplicate_located(text: str) -> LocatedValueError:
     """Where the first duplicate key of valid JSON ``text`` is: its JSON path and both lines.
 
     Example:
-        >>> _duplicate_located('{"a": {"s": 1,\n "s": 2}}')
-        LocatedValueError("duplicate key 's' (line 1, again at line 2)")
+        >>> error = _duplicate_located('{"a": {"s": 1,' + chr(10) + '"s": 2}}')
+        >>> error.path, str(error)
+        ('a/s', "duplicate key 's' (line 1, again at line 2)")
     """
     # (keys seen -> line, or a list's next index, the key or index the frame is at)
     stack: list[tuple[dict[str, int] | None, list[Any]]] = []

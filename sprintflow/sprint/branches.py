@@ -27,7 +27,6 @@ def branch_name(pattern: str, contract: SprintContract) -> str:
 
     Example:
         >>> from sprintflow.schemas import SprintContract
-from sprintflow.schemas.config import branch_pattern_problem
         >>> contract = SprintContract.model_construct(contract_id="sprint-s-1", spec_id="s")
         >>> branch_name("sprintflow/{contractId}", contract)
         'sprintflow/sprint-s-1'
