@@ -27,10 +27,9 @@ def status(workspace: Path, contracts: Path | None, as_json: bool) -> None:
     from rich.table import Table
 
     from sprintflow.evaluate.result import load_eval
+    from sprintflow.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
     from sprintflow.sprint.contracts import dependency_order, load_contracts
-
-    from sprintflow.inputs import resolve_input
 
     if contracts is not None:
         contracts = resolve_input(workspace, contracts, "contracts folder")
