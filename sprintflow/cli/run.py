@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.cli import EXIT_NO_VERDICT, exit_with_verdict
+from sprintflow.cli import EXIT_NO_VERDICT, exit_with_verdict, print_error
 
 
 @click.command()
@@ -74,5 +74,8 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
     if "blocked" in outcomes.values() and "needs-rework" not in outcomes.values():
         # No code was judged failing: what blocked them is their environment (or a contract it blocked),
         # which a CI job must tell from a failing change.
+        blocked = ", ".join(cid for cid, outcome in outcomes.items() if outcome == "blocked")
+        print_error(f"no verdict: {blocked} blocked by the environment, not the code (no iteration spent; "
+                    "the flow run's log says what failed)")
         raise SystemExit(EXIT_NO_VERDICT)
     exit_with_verdict(all(o == "completed" for o in outcomes.values()))
