@@ -37,6 +37,7 @@ __all__ = [
     "load_document",
     "model_problems",
     "parse_json_file",
+    "schema_and_model_problems",
     "schema_problems",
     "validate_data",
 ]
@@ -267,13 +268,26 @@ def duplicate_id_problems(documents: dict[str, Any]) -> list[Problem]:
     return problems
 
 
+def schema_and_model_problems(data: Any, kind: str, file: str) -> list[Problem]:
+    """The schema's problems, and the model's where the schema found none (at that path or around it):
+    an impossible date is reported beside a wrong type elsewhere, never twice for one value."""
+    problems = schema_problems(data, kind, file)
+    if any(p.path in (None, "", "$") for p in problems) or not isinstance(data, dict):
+        return problems  # unreadable as a whole: the model would only say it again
+    taken = [p.path or "" for p in problems]
+    return problems + [p for p in model_problems(data, kind, file)
+                       if not any(_related(p.path or "", path) for path in taken)]
+
+
+def _related(one: str, other: str) -> bool:
+    return one == other or one.startswith(other + "/") or other.startswith(one + "/")
+
+
 def validate_data(data: Any, kind: str, file: str,
                   known_contracts: set[str] | None = None) -> list[Problem]:
     """Every problem of a document at once, in document order: its schema's, its model's (for a
     schema-valid one) and, for a contract, the seed's rules."""
-    problems = schema_problems(data, kind, file)
-    if not problems:
-        problems = model_problems(data, kind, file)
+    problems = schema_and_model_problems(data, kind, file)
     if kind == "contract" and isinstance(data, dict):
         problems += [p for p in contract_rule_problems(data, file, known_contracts) if p not in problems]
     return in_document_order(problems, data)
@@ -316,8 +330,7 @@ def load_document(path: Path | str, model: type[M], *, rules: bool = False) -> M
     path = Path(path)
     kind = next(k for k, m in KINDS.items() if m is model)
     data = parse_json_file(path)
-    problems = validate_data(data, kind, str(path)) if rules else \
-        (schema_problems(data, kind, str(path)) or model_problems(data, kind, str(path)))
+    problems = validate_data(data, kind, str(path)) if rules else schema_and_model_problems(data, kind, str(path))
     if problems:
         raise DocumentError(problems)
     return model.model_validate(data)

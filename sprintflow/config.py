@@ -20,7 +20,7 @@ from sprintflow.evaluate.expressions import parse_condition
 from sprintflow.io.confine import relative_path_problem
 from sprintflow.io.documents import read_json, read_toml
 from sprintflow.schemas import ProjectConfig
-from sprintflow.schemas.validation import in_document_order, model_problems, schema_problems
+from sprintflow.schemas.validation import in_document_order, schema_and_model_problems
 
 __all__ = ["BOBER_CONFIG", "CONFIG_FILES", "config_problems", "find_config_file", "load_project_config",
            "read_config", "rule_problems"]
@@ -112,7 +112,7 @@ def config_problems(path: Path) -> list[Problem]:
 
 def _problems(data: dict[str, Any], file: str) -> list[Problem]:
     """All of them at once, in document order: the schema's (else the model's) and the rules'."""
-    problems = schema_problems(data, "config", file) or model_problems(data, "config", file)
+    problems = schema_and_model_problems(data, "config", file)
     problems += [p for p in rule_problems(data, file) if p not in problems]
     return in_document_order(problems, data)
 

@@ -142,9 +142,10 @@ def _duplicate_located(text: str) -> LocatedValueError:
             stack.pop()
         elif kind == "," and stack and stack[-1][0] is None:
             stack[-1][1][0] += 1
-        elif kind.startswith('"') and index + 1 < len(tokens) and tokens[index + 1].group() == ":" \
-                and stack and stack[-1][0] is not None:
+        elif kind.startswith('"') and index + 1 < len(tokens) and tokens[index + 1].group() == ":" and stack:
             seen, at = stack[-1]
+            if seen is None:  # valid JSON has no key in a list
+                continue
             key, line = json.loads(kind), text.count("\n", 0, token.start()) + 1
             at[0] = key
             if key in seen:
