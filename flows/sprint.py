@@ -112,6 +112,8 @@ def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict
     prompt = generator_prompt(contract, iteration, previous)
     entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine, prompt, project.engines.timeout,
                           sprint.hidden(), judge.discarded())
+    if entry.get("couldNotStart"):
+        return entry  # not journaled: the step never ran, so it runs when the sprint runs next
     entry["prompt"] = prompt[:RAW_KEPT]  # the transcript the report's drill-down shows (masked there)
     entry["change"] = judge.judge_step().to_dict()
     entry.update(pinId=sprint.pin.baseline.pin_id, contractRevision=contract.revision())
@@ -169,6 +171,8 @@ def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iteratio
             result = None  # the environment was to blame last time: judge the same generator step again
         if result is None:
             entry = entry or _generate(sprint, contract, iteration)
+            if entry.get("couldNotStart"):
+                return f"the generator {entry['reason']}"  # no verdict on the code: the iteration is not spent
             result, blocker = _judge_iteration(sprint, path, contract, iteration, entry)
             if blocker:
                 return blocker

@@ -5,13 +5,56 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from sprintflow.io.layout import MAX_NAME, SAFE_NAME
 
 SafeId = Annotated[str, StringConstraints(pattern=f"^{SAFE_NAME.pattern}$", max_length=MAX_NAME)]
 """An id that becomes a file name (contract, spec, eval): checked when the document is read."""
+
+TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+Text = Annotated[str, StringConstraints(pattern=TEXT_PATTERN)]
+"""Text people read (titles, descriptions): no control characters but tab and newlines, which a
+terminal would obey (an escape sequence in a title could rewrite the screen ``status`` prints)."""
+
+MAX_SECONDS = 7 * 24 * 3600
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
+"""A timeout: positive and at most a week (``1e300`` overflows every clock it is added to)."""
+
+IMAGE_PATTERN = r"^[a-z0-9][a-zA-Z0-9._/:@-]*$"
+Image = Annotated[str, StringConstraints(pattern=IMAGE_PATTERN, max_length=255)]
+"""A Docker image reference (``name[:tag][@digest]``); never an option (``--privileged``)."""
+
+MEMORY_PATTERN = r"^[1-9][0-9]{0,12}[bkmgBKMG]?$"
+Memory = Annotated[str, StringConstraints(pattern=MEMORY_PATTERN)]
+"""Docker's memory size: a number of bytes, or with a unit, ``512m``, ``2g``."""
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME_PATTERN)]
+"""An environment variable's name: ``A=B`` would set a variable, not pass one."""
+
+PATTERN_MESSAGES = {
+    IMAGE_PATTERN: "not a Docker image reference (name[:tag][@digest], starting with a lowercase letter or digit)",
+    MEMORY_PATTERN: "not a memory size (a number with an optional unit b, k, m or g: 512m, 2g)",
+    ENV_NAME_PATTERN: "not an environment variable name (letters, digits and _; passEnv names variables "
+                      "to pass, it does not set them)",
+}
+"""What a value that misses one of these patterns is not, said in words rather than as the regex."""
+
+MAX_ITERATIONS = 1000
+"""No sprint runs more iterations (and no contract has more sprints): a bound for every count of them."""
+
+
+def _real_timestamp(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is not a date and time (ISO 8601, e.g. 2026-01-15T09:00:00Z)") from None
+    return value
+
+
+Timestamp = Annotated[str, AfterValidator(_real_timestamp)]
+"""An ISO-8601 date and time that exists (``2026-02-30`` does not), kept as written."""
 
 
 def utc_now() -> str:

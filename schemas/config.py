@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import string
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ._base import ConfigSection
+from ._base import MAX_ITERATIONS, ConfigSection, EnvName, Image, Memory, Seconds
 from .evaluation import InferredCommand
 from .strategies import MutationSettings, StrategyConfig, parse_strategy
 
 __all__ = ["Commands", "EngineConfig", "EvaluatorConfig", "ExecutorConfig", "ProjectConfig",
-           "SprintConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE"]
+           "SprintConfig", "TesterConfig", "PRESETS", "DEFAULT_IMAGE",
+           "branch_pattern_problem"]
 
 DEFAULT_IMAGE = "sprintflow-sandbox:latest"
+
+BRANCH_PLACEHOLDERS = ("contractId", "specId")
+
+
+def branch_pattern_problem(pattern: str, **values: str) -> str | None:
+    """Why ``pattern`` (with ``values`` for its placeholders, else sample ones) is not a git branch,
+    or None.
+
+    Example:
+        >>> branch_pattern_problem("sprintflow/{contractId}") is None
+        True
+        >>> branch_pattern_problem("../{contractId}")
+        "'../{contractId}' gives '../sprint-spec-1', which is not a branch name git accepts"
+    """
+    fields = {name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None}
+    unknown = sorted(fields - set(BRANCH_PLACEHOLDERS))
+    if unknown:
+        return (f"{pattern!r}: unknown placeholder {{{unknown[0]}}}; use "
+                + " or ".join(f"{{{p}}}" for p in BRANCH_PLACEHOLDERS))
+    name = pattern.format(**{"contractId": "sprint-spec-1", "specId": "spec", **values})
+    if (not name or name.startswith(("-", "/")) or name.endswith(("/", ".", ".lock")) or ".." in name
+            or any(c in name for c in " ~^:?*[\\\0") or "@{" in name or "//" in name
+            or any(ord(c) < 32 or ord(c) == 127 for c in name)):
+        return f"{pattern!r} gives {name!r}, which is not a branch name git accepts"
+    return None
+
+
+def _branch_pattern(pattern: str) -> str:
+    problem = branch_pattern_problem(pattern)
+    if problem:
+        raise ValueError(problem)
+    return pattern
 
 
 class Commands(ConfigSection):
@@ -27,7 +61,7 @@ class Commands(ConfigSection):
 class EvaluatorConfig(ConfigSection):
     strategies: list[StrategyConfig] | None = None
     """None means: the preset's default strategy set."""
-    max_iterations: int = Field(default=3, ge=1)
+    max_iterations: int = Field(default=3, ge=1, le=MAX_ITERATIONS)
     rerun_failures: int = Field(default=1, ge=0, le=5)
     """A failing check runs again this many times on the same snapshot; failing, then passing, is flaky."""
     flaky_fails: bool = False
@@ -36,14 +70,14 @@ class EvaluatorConfig(ConfigSection):
 
 class ExecutorConfig(ConfigSection):
     kind: Literal["auto", "docker", "local"] = "auto"
-    image: str = DEFAULT_IMAGE
-    memory: str = "2g"
-    cpus: float = Field(default=2.0, gt=0)
-    pids: int = Field(default=1024, ge=16)
-    output_limit: int = Field(default=1_000_000, ge=1024)
+    image: Image = DEFAULT_IMAGE
+    memory: Memory = "2g"
+    cpus: float = Field(default=2.0, gt=0, le=1024)
+    pids: int = Field(default=1024, ge=16, le=1 << 22)
+    output_limit: int = Field(default=1_000_000, ge=1024, le=1 << 30)
     """Bytes of combined output kept per command; the rest is dropped, memory stays flat."""
-    default_timeout: float = Field(default=600, gt=0)
-    pass_env: list[str] = Field(default_factory=list)
+    default_timeout: Seconds = 600
+    pass_env: list[EnvName] = Field(default_factory=list)
     """Host environment variables strategies get, by name, beyond PATH, HOME, LANG, LC_*, TZ, CI, TMPDIR
     and TERM; values that look like credentials are still masked in everything stored or shown."""
 
@@ -56,7 +90,7 @@ class EngineConfig(ConfigSection):
     """The tester's engine (tester-agent-spec.md); the tester step runs only when one is named."""
     scorer: str | None = None
     """The engine ``sprintflow score`` runs a skill's cases with."""
-    timeout: float = Field(default=900, gt=0)
+    timeout: Seconds = 900
     labels: dict[str, str] = Field(default_factory=dict)
     """Names for engine command lines in the history and reports: ``{"engine-a" = "python3 /opt/a.py"}``.
     Unnamed engines are called by their preset, else by their command line with the workspace and
@@ -64,7 +98,7 @@ class EngineConfig(ConfigSection):
 
 
 class SprintConfig(ConfigSection):
-    branch_pattern: str | None = None
+    branch_pattern: Annotated[str, AfterValidator(_branch_pattern)] | None = None
     """Commit each iteration on this git branch, e.g. ``sprintflow/{contractId}``; None: no commits."""
     held_out: list[str] = Field(default_factory=lambda: ["evals"])
     """Held-out evaluation data the generator must never touch (protected like .sprintflow/). A custom
@@ -86,7 +120,7 @@ class TesterConfig(ConfigSection):
     """Format of the report the command writes."""
     report: str | None = ".sprintflow/reports/tester.xml"
     """Workspace-relative report file the command writes; None: the report is on stdout."""
-    timeout: float = Field(default=60, gt=0)
+    timeout: Seconds = 60
     """Seconds before the test run is killed and counted as crashed (the seed's 60 s)."""
     language: Literal["en", "zh"] = "en"
     """Language of the hints written for failed tests."""

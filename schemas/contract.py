@@ -9,7 +9,7 @@ from pydantic import Field
 
 from sprintflow.errors import TransitionError
 
-from ._base import Document, SafeId, utc_now
+from ._base import MAX_ITERATIONS, Document, SafeId, Text, Timestamp, utc_now
 
 __all__ = [
     "ContractStatus",
@@ -52,7 +52,7 @@ _TRANSITIONS: dict[ContractStatus, frozenset[ContractStatus]] = {
 class SuccessCriterion(Document):
     criterion_id: str
     """Unique within the contract: ``sc-<sprintNumber>-<n>``."""
-    description: str
+    description: Text
     """A specific, testable statement of observable behaviour."""
     verification_method: VerificationMethod
     """How the evaluator verifies this criterion."""
@@ -63,10 +63,10 @@ class SuccessCriterion(Document):
 
 
 class IterationRecord(Document):
-    iteration: int = Field(ge=1)
+    iteration: int = Field(ge=1, le=MAX_ITERATIONS)
     eval_id: SafeId
     result: Literal["pass", "fail"]
-    timestamp: str
+    timestamp: Timestamp
     pin_id: str | None = None
     """The sprint run (its pin) that judged it: a later sprint run judges again, whatever this says."""
 
@@ -80,14 +80,14 @@ class SprintContract(Document):
     contract_id: SafeId
     """``sprint-<specId>-<sprintNumber>``; never changes."""
     spec_id: SafeId
-    sprint_number: int = Field(ge=1)
+    sprint_number: int = Field(ge=1, le=MAX_ITERATIONS)
     """1-indexed position in the sprint sequence."""
-    title: str
-    description: str
+    title: Text
+    description: Text
     status: ContractStatus
-    created_at: str
-    updated_at: str
-    completed_at: str | None = None
+    created_at: Timestamp
+    updated_at: Timestamp
+    completed_at: Timestamp | None = None
     depends_on: list[SafeId] = Field(default_factory=list)
     features: list[str] = Field(default_factory=list)
     success_criteria: list[SuccessCriterion] = Field(min_length=1)
@@ -147,8 +147,8 @@ class SprintContract(Document):
 
 class Feature(Document):
     feature_id: str
-    title: str
-    description: str = ""
+    title: Text
+    description: Text = ""
 
 
 class PlanSpec(Document):
@@ -156,11 +156,11 @@ class PlanSpec(Document):
 
     spec_id: SafeId
     """``spec-<yyyymmdd>-<slug>``; the prefix of every contract id of the plan."""
-    title: str
-    description: str
+    title: Text
+    description: Text
     request: str = ""
     """The feature request the plan answers, verbatim."""
     features: list[Feature] = Field(default_factory=list)
     contracts: list[SafeId] = Field(default_factory=list)
     """Contract ids in sprint order."""
-    created_at: str = Field(default_factory=utc_now)
+    created_at: Timestamp = Field(default_factory=utc_now)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Document, SafeId
+from ._base import MAX_ITERATIONS, Document, SafeId, Timestamp
 
 __all__ = [
     "Category",
@@ -249,8 +249,8 @@ class EvalResult(Document):
     executor, a resumed sprint) keeps both; files written before the stamp end at the iteration."""
     contract_id: SafeId
     spec_id: SafeId
-    timestamp: str
-    iteration: int = Field(ge=1)
+    timestamp: Timestamp
+    iteration: int = Field(ge=1, le=MAX_ITERATIONS)
     overall_result: Literal["pass", "fail"]
     score: Score
     strategy_results: list[StrategyResult] = Field(default_factory=list)

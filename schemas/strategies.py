@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
-from ._base import ConfigSection
+from ._base import MAX_SECONDS, ConfigSection, Image, Seconds
 from .evaluation import StrategyType
 
 __all__ = [
@@ -92,16 +92,16 @@ class UnitTestSettings(CommandSettings):
     """The mutation check of the change (cosmic-ray for pytest, Stryker for vitest and jest)."""
     coverage: bool = False
     """Accepted from the seed; coverage thresholds are the test command's to enforce."""
-    coverage_threshold: float | None = None
+    coverage_threshold: float | None = Field(default=None, ge=0, le=100)
     test_match: str | None = None
-    timeout: float | None = None
+    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS * 1000)
     """Per-test timeout in milliseconds, as the seed documents it (the runner's setting)."""
 
 
 class PlaywrightSettings(CommandSettings):
     project: str | None = None
-    retries: int | None = None
-    timeout: float | None = None
+    retries: int | None = Field(default=None, ge=0, le=100)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS * 1000)
     """Per-test timeout in milliseconds (the seed's; playwright.config decides)."""
     web_server: dict[str, Any] | None = None
     """The seed's webServer block; playwright.config's webServer starts the server."""
@@ -114,7 +114,7 @@ class Endpoint(ConfigSection):
     path: str = "/"
     body: Any = None
     headers: dict[str, str] = Field(default_factory=dict)
-    expected_status: int = 200
+    expected_status: int = Field(default=200, ge=100, le=599)
     expected_body_keys: list[str] = Field(default_factory=list)
     description: str = ""
     criterion: str | None = None
@@ -127,7 +127,7 @@ class ApiCheckSettings(ConfigSection):
     server_command: str | None = None
     server_ready_pattern: str = "."
     """A regular expression the server prints when it is ready."""
-    server_timeout: float = 15000
+    server_timeout: float = Field(default=15000, gt=0, le=MAX_SECONDS * 1000)
     """Milliseconds to wait for the ready line."""
     endpoints: list[Endpoint] = Field(default_factory=list)
 
@@ -142,6 +142,13 @@ class CustomSettings(CommandSettings):
     pass_condition: str | None = None
     """An expression over ``output`` (see :mod:`sprintflow.evaluate.expressions`)."""
 
+    @model_validator(mode="after")
+    def _condition_has_output(self) -> CustomSettings:
+        # Without parsed output the condition would judge nothing; refused wherever the config is read.
+        if self.pass_condition and self.parse_output != "json":
+            raise ValueError('passCondition needs parseOutput = "json"')
+        return self
+
 
 class _StrategyBase(ConfigSection):
     required: bool = True
@@ -150,9 +157,9 @@ class _StrategyBase(ConfigSection):
     """Human-readable name of a custom check, shown in reports."""
     command: str | None = None
     """Shell command overriding ``commands.<type>`` and the strategy default."""
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Seconds | None = None
     """Seconds before the command and everything it started are killed."""
-    image: str | None = None
+    image: Image | None = None
     """Container image for this strategy (DockerExecutor only)."""
     network: bool = False
     """Give the container a network. Off by default: loopback still works inside."""

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import jsonschema
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from sprintflow.errors import DocumentError, Problem
-from sprintflow.io.documents import non_finite_paths, read_json
+from sprintflow.io.documents import read_json, unrepresentable
 from sprintflow.io.layout import SAFE_NAME
 
+from ._base import PATTERN_MESSAGES, TEXT_PATTERN
 from .config import ProjectConfig
 from .contract import PlanSpec, SprintContract
 from .evaluation import EvalResult
@@ -29,10 +30,14 @@ __all__ = [
     "KINDS",
     "contract_rule_problems",
     "detect_kind",
+    "duplicate_id_problems",
     "generated_schema",
     "json_schema",
+    "in_document_order",
     "load_document",
+    "model_problems",
     "parse_json_file",
+    "schema_and_model_problems",
     "schema_problems",
     "validate_data",
 ]
@@ -92,10 +97,9 @@ def _json_path(parts: Any) -> str:
 
 def schema_problems(data: Any, kind: str, file: str) -> list[Problem]:
     """Every JSON Schema violation of ``data``, sorted by location."""
-    non_finite = [Problem(file, path, "infinity and NaN are not numbers a document may hold")
-                  for path in non_finite_paths(data)]
-    if non_finite:
-        return non_finite
+    unfit = [Problem(file, path, why) for path, why in unrepresentable(data)]
+    if unfit:
+        return unfit
     validator = jsonschema.Draft202012Validator(json_schema(kind))
     errors = [_most_specific(e) for e in validator.iter_errors(data)]
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
@@ -108,6 +112,11 @@ def _located(error: jsonschema.ValidationError, file: str) -> list[Problem]:
     if error.validator == "pattern" and error.validator_value == f"^{SAFE_NAME.pattern}$":
         return [Problem(file, where, f"{error.instance!r} is not a safe id: letters, digits, '.', '_' and '-', "
                                      "starting with a letter or digit, no '..'")]
+    if error.validator == "pattern" and error.validator_value in PATTERN_MESSAGES:
+        return [Problem(file, where, f"{error.instance!r}: {PATTERN_MESSAGES[error.validator_value]}")]
+    if error.validator == "pattern" and error.validator_value == TEXT_PATTERN and isinstance(error.instance, str):
+        bad = next(c for c in error.instance if ord(c) < 32 and c not in "\t\n\r" or ord(c) == 127)
+        return [Problem(file, where, f"a control character (U+{ord(bad):04X}) is not text a document may hold")]
     if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
         return [Problem(file, where, error.message)]
     known = sorted((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else {})
@@ -150,7 +159,7 @@ def _by_discriminator(error: jsonschema.ValidationError) -> jsonschema.Validatio
         return None
     name, mapping = tag["propertyName"], tag["mapping"]
     value = error.instance.get(name)
-    if value not in mapping:
+    if not isinstance(value, str) or value not in mapping:
         return jsonschema.ValidationError(
             f"{value!r} is not one of {sorted(mapping)}", path=[*error.absolute_path, name])
     branch = next(i for i, option in enumerate(schema["oneOf"]) if option.get("$ref") == mapping[value])
@@ -212,13 +221,102 @@ def contract_rule_problems(data: dict[str, Any], file: str,
     return problems
 
 
+def model_problems(data: Any, kind: str, file: str) -> list[Problem]:
+    """What the model's own validators refuse in a schema-valid document (an impossible date, a
+    branch pattern's unknown placeholder): the checks a JSON Schema cannot state, located the same way."""
+    try:
+        KINDS[kind].model_validate(data)
+    except ValidationError as exc:
+        return [Problem(file, _json_path(_in_data(data, error["loc"])), error["msg"].removeprefix("Value error, "))
+                for error in exc.errors()]
+    return []
+
+
+def _in_data(data: Any, loc: tuple[Any, ...]) -> list[Any]:
+    """A pydantic error location as a JSON path of ``data``: without the union tags pydantic adds
+    (``strategies/0/custom/config`` is ``strategies/0/config``)."""
+    path: list[Any] = []
+    here = data
+    for index, part in enumerate(loc):
+        if isinstance(here, list) and isinstance(part, int) and part < len(here) or \
+                isinstance(here, dict) and part in here:
+            path.append(part)
+            here = here[part]
+        elif isinstance(here, dict) and not (index + 1 < len(loc) and loc[index + 1] in here):
+            # a missing key, the error is about it (a key the next part is in: a union's tag)
+            path.append(part)
+            here = None
+    return path
+
+
+def duplicate_id_problems(documents: dict[str, Any]) -> list[Problem]:
+    """Contracts (by file) that share a contractId: one problem per later file, naming the first.
+
+    Example:
+        >>> duplicate_id_problems({"a.json": {"contractId": "x"}, "b.json": {"contractId": "x"}})
+        [Problem(file='b.json', path='contractId', message="'x' is also the id of a.json")]
+    """
+    first: dict[str, str] = {}
+    problems = []
+    for file, data in documents.items():
+        cid = data.get("contractId") if isinstance(data, dict) else None
+        if not isinstance(cid, str):
+            continue
+        if cid in first:
+            problems.append(Problem(file, "contractId", f"{cid!r} is also the id of {first[cid]}"))
+        first.setdefault(cid, file)
+    return problems
+
+
+def schema_and_model_problems(data: Any, kind: str, file: str) -> list[Problem]:
+    """The schema's problems, and the model's where the schema found none (at that path or around it):
+    an impossible date is reported beside a wrong type elsewhere, never twice for one value."""
+    problems = schema_problems(data, kind, file)
+    if any(p.path in (None, "", "$") for p in problems) or not isinstance(data, dict):
+        return problems  # unreadable as a whole: the model would only say it again
+    taken = [p.path or "" for p in problems]
+    return problems + [p for p in model_problems(data, kind, file)
+                       if not any(_related(p.path or "", path) for path in taken)]
+
+
+def _related(one: str, other: str) -> bool:
+    return one == other or one.startswith(other + "/") or other.startswith(one + "/")
+
+
 def validate_data(data: Any, kind: str, file: str,
                   known_contracts: set[str] | None = None) -> list[Problem]:
-    """Schema problems, then (for a schema-valid contract) the seed's rules."""
-    problems = schema_problems(data, kind, file)
-    if kind == "contract" and not problems:
-        problems = contract_rule_problems(data, file, known_contracts)
-    return problems
+    """Every problem of a document at once, in document order: its schema's, its model's (for a
+    schema-valid one) and, for a contract, the seed's rules."""
+    problems = schema_and_model_problems(data, kind, file)
+    if kind == "contract" and isinstance(data, dict):
+        problems += [p for p in contract_rule_problems(data, file, known_contracts) if p not in problems]
+    return in_document_order(problems, data)
+
+
+def in_document_order(problems: list[Problem], data: Any) -> list[Problem]:
+    """``problems`` ordered as what they name appears in ``data`` (a path it does not hold comes after
+    its closest parent), so a file's problems read top to bottom.
+
+    Example:
+        >>> found = [Problem("c", "b", "2"), Problem("c", "a/1", "1"), Problem("c", None, "0")]
+        >>> [p.message for p in in_document_order(found, {"a": [0, 1], "b": 2})]
+        ['0', '1', '2']
+    """
+    order: dict[str, int] = {}
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:  # depth first, in key order
+        where, item = stack.pop()
+        order[where] = len(order)
+        children = list(item.items()) if isinstance(item, dict) else list(enumerate(item)) \
+            if isinstance(item, list) else []
+        stack.extend((f"{where}/{key}" if where else str(key), child) for key, child in reversed(children))
+
+    def position(problem: Problem) -> tuple[int, str]:
+        where = problem.path or ""
+        while where and where not in order:
+            where = where.rpartition("/")[0]
+        return (-1 if problem.path is None else order.get(where, 0), problem.path or "")
+    return sorted(problems, key=position)
 
 
 def load_document(path: Path | str, model: type[M], *, rules: bool = False) -> M:
@@ -232,7 +330,7 @@ def load_document(path: Path | str, model: type[M], *, rules: bool = False) -> M
     path = Path(path)
     kind = next(k for k, m in KINDS.items() if m is model)
     data = parse_json_file(path)
-    problems = validate_data(data, kind, str(path)) if rules else schema_problems(data, kind, str(path))
+    problems = validate_data(data, kind, str(path)) if rules else schema_and_model_problems(data, kind, str(path))
     if problems:
         raise DocumentError(problems)
     return model.model_validate(data)

@@ -30,7 +30,7 @@ from sprintflow.io.confine import relative_path_problem
 from sprintflow.io.documents import read_json, read_toml
 from sprintflow.project.detect import detect_checks, detect_preset
 from sprintflow.schemas import InferredCommand, ProjectConfig, StrategyType, parse_strategy
-from sprintflow.schemas.validation import schema_problems
+from sprintflow.schemas.validation import in_document_order, schema_and_model_problems
 
 __all__ = ["BOBER_CONFIG", "BOBER_SETTINGS", "CONFIG_FILES", "config_problems", "config_sources", "find_config_file",
            "load_project_config", "read_config", "rule_problems"]
@@ -133,7 +133,7 @@ def config_problems(path: Path) -> list[Problem]:
         return exc.problems
     except ConfigError as exc:
         return [Problem(str(path), None, str(exc).removeprefix(f"{path}: "))]
-    problems = schema_problems(data, "config", str(path)) or rule_problems(data, str(path))
+    problems = _problems(data, str(path))
     bober = path.parent / BOBER_CONFIG
     if path.name != BOBER_CONFIG and bober.is_file() and path == _own_config(path.parent):
         problems += _overlay_problems(data, path)
@@ -161,6 +161,13 @@ def _merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _problems(data: dict[str, Any], file: str) -> list[Problem]:
+    """All of them at once, in document order: the schema's (else the model's) and the rules'."""
+    problems = schema_and_model_problems(data, "config", file)
+    problems += [p for p in rule_problems(data, file) if p not in problems]
+    return in_document_order(problems, data)
+
+
 def rule_problems(data: dict[str, Any], file: str) -> list[Problem]:
     """What a schema-valid config can still get wrong: a passCondition that does not parse, a path
     that leaves the workspace. Found when the config is read, before any command runs.
@@ -170,10 +177,9 @@ def rule_problems(data: dict[str, Any], file: str) -> list[Problem]:
         'must be relative to the workspace'
     """
     problems = [Problem(file, where, problem) for where, value in _paths(data)
-                if (problem := relative_path_problem(value))]
-    strategies = (data.get("evaluator") or {}).get("strategies") or []
-    for index, strategy in enumerate(strategies):
-        condition = (strategy.get("config") or {}).get("passCondition")
+                if isinstance(value, str) and (problem := relative_path_problem(value))]
+    for index, strategy in enumerate(_strategies(data)):
+        condition = _table(strategy.get("config")).get("passCondition")
         if isinstance(condition, str):
             try:
                 parse_condition(condition)
@@ -184,15 +190,28 @@ def rule_problems(data: dict[str, Any], file: str) -> list[Problem]:
 
 def _paths(data: dict[str, Any]) -> list[tuple[str, str]]:
     """Every workspace-relative path a config names, with its JSON path."""
-    found = [(f"protectedPaths/{i}", p) for i, p in enumerate(data.get("protectedPaths") or [])]
-    found += [(f"sprint/heldOut/{i}", p) for i, p in enumerate((data.get("sprint") or {}).get("heldOut") or [])]
-    tester = data.get("tester") or {}
+    found = [(f"protectedPaths/{i}", p) for i, p in enumerate(_array(data.get("protectedPaths")))]
+    found += [(f"sprint/heldOut/{i}", p) for i, p in enumerate(_array(_table(data.get("sprint")).get("heldOut")))]
+    tester = _table(data.get("tester"))
     found += [(f"tester/{key}", tester[key]) for key in ("testsDir", "report") if tester.get(key)]
-    for index, strategy in enumerate((data.get("evaluator") or {}).get("strategies") or []):
-        settings = strategy.get("config") or {}
+    for index, strategy in enumerate(_strategies(data)):
+        settings = _table(strategy.get("config"))
         found += [(f"evaluator/strategies/{index}/config/{key}", settings[key])
                   for key in ("report", "outputDir") if isinstance(settings.get(key), str)]
     return found
+
+
+def _table(value: Any) -> dict[str, Any]:
+    # The rules run beside the schema, so on configs of any shape: the schema reports a wrong one.
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _strategies(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s if isinstance(s, dict) else {} for s in _array(_table(data.get("evaluator")).get("strategies"))]
 
 
 def load_project_config(workspace: Path | str) -> ProjectConfig:

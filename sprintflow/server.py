@@ -285,11 +285,27 @@ def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None =
     return name, existing
 
 
+def found_server(configured: str | None, local: str) -> str:
+    """How a server sprintflow did not start was found, for the line that names it.
+
+    Example:
+        >>> found_server(None, "http://127.0.0.1:4200/api").split(" answers")[0]
+        'http://127.0.0.1:4200/api: a Prefect server not started by sprintflow'
+    """
+    if configured:
+        where = "PREFECT_API_URL" if os.environ.get("PREFECT_API_URL") else "the active Prefect profile"
+        return f"{configured}: configured by {where}"
+    return (f"{local}: a Prefect server not started by sprintflow answers on SPRINTFLOW_SERVER_PORT (default 4200); "
+            "set PREFECT_API_URL to choose one")
+
+
 def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
     """Point Prefect at a server, starting the background one when none is configured or running;
     returns the server's API URL (or where it is configured).
 
-    Call it after the command's input was checked: a bad input should start nothing.
+    Call it after the command's input was checked: a bad input should start nothing. A server it
+    did not start is named first, with how it was found (:func:`found_server`), so a command never
+    uses another's server silently.
 
     Raises:
         InfrastructureError: the configured server does not answer.
@@ -301,10 +317,12 @@ def ensure_prefect_api(announce: Callable[[str], object] = print) -> str:
             where = "PREFECT_API_URL" if os.environ.get("PREFECT_API_URL") else "the active Prefect profile"
             raise InfrastructureError(f"the Prefect server at {configured} ({where}) does not answer: start it, "
                                       "or unset PREFECT_API_URL to let sprintflow start its own")
+        announce(f"sprintflow: using the Prefect server at {found_server(configured, '')}")
         return configured
     running = background_server()
     local = local_api_url()
     if running is None and answers(local):
+        announce(f"sprintflow: using the Prefect server at {found_server(None, local)}")
         use_api(local)
         return local
     return ensure_background_server(announce=announce).api_url

@@ -20,9 +20,9 @@ import click
 
 from sprintflow.errors import SprintflowError
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "exit_with_verdict", "main", "print_error", "run_flow_here"]
+__all__ = ["EXIT_FAILED", "EXIT_NO_VERDICT", "EXIT_OK", "exit_with_verdict", "main", "print_error", "run_flow_here"]
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_NO_VERDICT = 0, 1, 3
 
 # command name -> "module:attribute"; a module that is not there is not listed.
 COMMANDS = {

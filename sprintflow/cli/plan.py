@@ -50,6 +50,7 @@ def plan(request: str, workspace: Path, engine: str | None, max_attempts: int, t
       0  the plan was written
       2  no valid plan after --max-attempts (every problem and the raw answers'
          paths are printed), no engine, or invalid contracts already on disk
+      3  the engine could not start (not found, not executable): nothing was asked
     """
     from sprintflow.planning.planner import run_planner
 

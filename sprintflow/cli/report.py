@@ -43,7 +43,8 @@ def report(workspace: Path, out: Path | None, since: str | None, use_flow: bool 
     every table, and prints a short summary.
 
     \b
-    Exit codes: 0 report written, 2 bad input (no such workspace, bad --since).
+    Exit codes: 0 report written, 2 bad input (no such workspace, bad --since, an EvalResult file
+    that is not a valid one).
     """
     from sprintflow.history.dataset import parse_since
 

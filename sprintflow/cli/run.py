@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.cli import exit_with_verdict
+from sprintflow.cli import EXIT_NO_VERDICT, exit_with_verdict, print_error
 
 
 @click.command()
@@ -40,7 +40,13 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
     over). A verdict belongs to the tree it judged: iterations of an earlier sprint run
     are judged again, never trusted.
 
-    Exit codes: 0 every contract completed, 1 any needs rework or is blocked, 2 errors.
+    \b
+    Exit codes:
+      0  every contract completed
+      1  a contract needs rework (its code failed; a contract depending on it is blocked)
+      2  usage, config or input error (the message names the file and where)
+      3  no verdict: contracts are blocked only by their environment (an engine or Docker that
+         cannot run, a test run that crashed), or the Prefect server does not answer
     """
     from sprintflow.config import load_project_config
     from sprintflow.evaluate.executors import resolve_executor
@@ -65,4 +71,11 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
                                  restart=restart)
     for contract_id, outcome in outcomes.items():
         click.echo(f"{outcome:<13} {contract_id}")
+    if "blocked" in outcomes.values() and "needs-rework" not in outcomes.values():
+        # No code was judged failing: what blocked them is their environment (or a contract it blocked),
+        # which a CI job must tell from a failing change.
+        blocked = ", ".join(cid for cid, outcome in outcomes.items() if outcome == "blocked")
+        print_error(f"no verdict: {blocked} blocked by the environment, not the code (no iteration spent; "
+                    "the flow run's log says what failed)")
+        raise SystemExit(EXIT_NO_VERDICT)
     exit_with_verdict(all(o == "completed" for o in outcomes.values()))

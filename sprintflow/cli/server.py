@@ -142,8 +142,26 @@ def stop() -> None:
 
 @server.command()
 def status() -> None:
-    """Show the background server of PREFECT_HOME: its URL, pid and log (exit 1 when none runs)."""
+    """Show the background server of PREFECT_HOME: its URL, pid and log (exit 1 when none runs),
+    and which server commands would use, and why.
+
+    \b
+    Commands use, in this order: PREFECT_API_URL (or the active Prefect profile); a server
+    answering on 127.0.0.1:SPRINTFLOW_SERVER_PORT (default 4200) that sprintflow did not start;
+    the background server, started when none runs.
+
+    \b
+    Exit codes: 0 a background server runs, 1 none runs.
+    """
+    from sprintflow.server import found_server
+    from sprintflow.settings import answers, configured_api_url, local_api_url
+
     running = background_server()
+    configured, local = configured_api_url(), local_api_url()
+    if configured:
+        click.echo(f"commands use {found_server(configured, local)}")
+    elif running is None and answers(local):
+        click.echo(f"commands use {found_server(None, local)}")
     if running is None:
         click.echo(f"no background server runs for {prefect_home()}")
         sys.exit(1)

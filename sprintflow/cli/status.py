@@ -12,17 +12,27 @@ import click
 @click.command()
 @click.argument("workspace", type=click.Path(path_type=Path), default=".")
 @click.option("--contracts", type=click.Path(path_type=Path), default=None,
-              help="Folder of contracts (default: WORKSPACE/.sprintflow/contracts).")
+              help="Folder of contracts: absolute, or relative to WORKSPACE (else to the current folder), "
+                   "as for run. Default: WORKSPACE/.sprintflow/contracts.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per contract.")
 def status(workspace: Path, contracts: Path | None, as_json: bool) -> None:
-    """Show every contract: status, iterations used, the last result and its summary."""
+    """Show every contract: status, iterations used, the last result and its summary.
+
+    \b
+    Exit codes:
+      0  shown (whatever the contracts' status)
+      2  usage or input error: no such workspace or contracts folder, an invalid contract
+    """
     from rich.console import Console
     from rich.table import Table
 
     from sprintflow.evaluate.result import load_eval
+    from sprintflow.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
     from sprintflow.sprint.contracts import dependency_order, load_contracts
 
+    if contracts is not None:
+        contracts = resolve_input(workspace, contracts, "contracts folder")
     loaded = load_contracts(contracts or WorkspaceLayout(workspace).contracts_dir)
     rows: list[dict[str, Any]] = []
     for cid in dependency_order({k: c for k, (_, c) in loaded.items()}):

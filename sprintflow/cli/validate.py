@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from sprintflow.errors import DocumentError, Problem
-from sprintflow.schemas.validation import KINDS, detect_kind, parse_json_file, validate_data
+from sprintflow.schemas.validation import KINDS, detect_kind, duplicate_id_problems, parse_json_file, validate_data
 
 
 @click.command()
@@ -43,6 +43,8 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
         except DocumentError as exc:
             problems.extend(exc.problems)
     contract_ids = {str(data.get("contractId")) for _, data in loaded if isinstance(data, dict)}
+    problems += duplicate_id_problems({str(path): data for path, data in loaded
+                                       if (kind or detect_kind(data)) == "contract"})
     valid: list[tuple[Path, str, Any]] = []
     for path, data in loaded:
         doc_kind = kind or detect_kind(data)

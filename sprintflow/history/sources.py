@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import ValidationError
 
-from sprintflow.errors import DocumentError, WorkspaceError
+from sprintflow.errors import DocumentError, Problem, WorkspaceError
 from sprintflow.io.documents import loads_json, read_text
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.schemas import EvalResult
+from sprintflow.schemas import EvalResult, load_document
 
 from .dataset import EVALS, as_table, parse_since, read_table
 from .records import criterion_methods, eval_rows
@@ -157,20 +156,20 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
     workspace = Path(workspace).resolve()
     known = set(known_ids)
     rows: list[dict[str, Any]] = []
+    refused: list[Problem] = []
     for path in sorted(WorkspaceLayout(workspace).evals_dir.glob("*.json")):
         if path.stem in known:
             continue
-        try:
-            result = EvalResult.model_validate_json(read_text(path))
+        try:  # read as every document is (one reader, one set of rules), so a bad one is refused, not skipped
+            result = load_document(path, EvalResult)
         except DocumentError as exc:
-            problems.append(f"{exc}: skipped")
-            continue
-        except ValidationError as exc:
-            problems.append(f"{path}: not an EvalResult: {str(exc).splitlines()[0]}")
+            refused += exc.problems
             continue
         rows += eval_rows(result, workspace_hash=None, git_sha=None, executor=None, image=None,
                           run_id=None, workspace=str(workspace),
                           methods=criterion_methods(workspace, result.contract_id))
+    if refused:
+        raise DocumentError(refused)
     return as_table(EVALS, rows).to_pandas()
 
 

@@ -20,15 +20,40 @@ from sprintflow.errors import DocumentError, Problem
 
 from .confine import NotRegular, open_regular
 
-__all__ = ["MAX_DOCUMENT_BYTES", "loads_json", "loads_toml", "non_finite_paths", "read_json", "read_text",
-           "read_toml", "shallow"]
+__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INTEGER", "LocatedValueError", "loads_json", "loads_toml",
+           "read_json", "read_text", "read_toml", "shallow", "unrepresentable"]
 
 MAX_DOCUMENT_BYTES = 16 << 20
 """No contract, config or case file is this long; a longer one is refused before it is read."""
 MAX_DEPTH = 64
 """No document nests deeper; checking and validating one that did would recurse without bound."""
 
+MAX_INTEGER = 2**63 - 1
+"""No count, size or id number in a document is larger (in magnitude); a larger one overflows what
+stores it next (a Parquet column, a C long, a timeout)."""
+
 _LONG_NUMBER = re.compile(r"\d{4301,}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class LocatedValueError(ValueError):
+    """A ValueError that knows the JSON path of what is wrong (``""``: none)."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # The last of two equal keys would win silently ("status" twice: the contract is skipped as done).
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _DuplicateKey(next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i])))
+    return result
 
 
 def _line_column(text: str, offset: int) -> str:
@@ -84,13 +109,50 @@ def loads_json(text: str) -> Any:
         ValueError: NaN is not valid JSON (line 1 column 7)
     """
     try:
-        return shallow(json.loads(text, parse_constant=_refuse_constant))
+        return shallow(json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates))
+    except _DuplicateKey:
+        raise _duplicate_located(text) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:  # a constant we refused, or a number Python will not convert
         raise ValueError(_located(text, str(exc))) from None
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+
+
+def _duplicate_located(text: str) -> LocatedValueError:
+    """Where the first duplicate key of valid JSON ``text`` is: its JSON path and both lines.
+
+    Example:
+        >>> error = _duplicate_located('{"a": {"s": 1,' + chr(10) + '"s": 2}}')
+        >>> error.path, str(error)
+        ('a/s', "duplicate key 's' (line 1, again at line 2)")
+    """
+    # (keys seen -> line, or a list's next index, the key or index the frame is at)
+    stack: list[tuple[dict[str, int] | None, list[Any]]] = []
+    tokens = list(_TOKEN.finditer(text))
+    for index, token in enumerate(tokens):
+        kind = token.group()
+        if kind in "{[":
+            stack.append(({} if kind == "{" else None, [0 if kind == "[" else None]))
+        elif kind in "}]":
+            stack.pop()
+        elif kind == "," and stack and stack[-1][0] is None:
+            stack[-1][1][0] += 1
+        elif kind.startswith('"') and index + 1 < len(tokens) and tokens[index + 1].group() == ":" and stack:
+            seen, at = stack[-1]
+            if seen is None:  # valid JSON has no key in a list
+                continue
+            key, line = json.loads(kind), text.count("\n", 0, token.start()) + 1
+            at[0] = key
+            if key in seen:
+                path = "/".join(str(frame[1][0]) for frame in stack)
+                return LocatedValueError(f"duplicate key {key!r} (line {seen[key]}, again at line {line})", path)
+            seen[key] = line
+    return LocatedValueError("duplicate key")
 
 
 def shallow(value: Any) -> Any:
@@ -154,6 +216,8 @@ def read_json(path: Path) -> Any:
     text = read_text(path)
     try:
         return loads_json(text)
+    except LocatedValueError as exc:
+        raise DocumentError([Problem(str(path), exc.path or None, str(exc))]) from None
     except ValueError as exc:
         raise DocumentError([Problem(str(path), None, str(exc))]) from None
 
@@ -167,18 +231,44 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise DocumentError([Problem(str(path), None, str(exc))]) from None
 
 
-def non_finite_paths(value: Any, path: str = "") -> list[str]:
-    """JSON paths of the infinite or NaN numbers in ``value`` (TOML's ``inf``, JSON's ``1e999``).
+def unrepresentable(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """(JSON path, why) of every value no document may hold, though JSON or TOML can spell it:
+    infinity and NaN (TOML's ``inf``, JSON's ``1e999``), an integer beyond :data:`MAX_INTEGER`, and
+    text that is not text: a lone surrogate (``"\\ud800"``, which no UTF-8 file can hold, so it
+    could never be written back) or a NUL (which no command line, path or C string can carry).
+
+    Walked without recursion (a document is at most :data:`MAX_DEPTH` deep anyway).
 
     Example:
-        >>> non_finite_paths({"a": [1.0, float("inf")], "b": {"c": float("nan")}})
-        ['a/1', 'b/c']
+        >>> unrepresentable({"a": [1.0, float("inf")], "b": {"c": "x\\x00"}, "n": 2**70})
+        [('a/1', 'infinity and NaN are not numbers a document may hold'), \
+('b/c', 'a NUL character is not text a document may hold'), \
+('n', 'an integer larger than 9223372036854775807 in magnitude')]
     """
-    if isinstance(value, float) and not math.isfinite(value):
-        return [path]
-    children: list[tuple[Any, Any]] = []
-    if isinstance(value, dict):
-        children = list(value.items())
-    elif isinstance(value, list):
-        children = list(enumerate(value))
-    return [found for key, item in children for found in non_finite_paths(item, f"{path}/{key}" if path else str(key))]
+    found: list[tuple[str, str]] = []
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append((where, "infinity and NaN are not numbers a document may hold"))
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_INTEGER:
+            found.append((where, f"an integer larger than {MAX_INTEGER} in magnitude"))
+        elif isinstance(item, str):
+            found += [(where, why) for why in _text_problems(item)]
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                key_path = f"{where}/{key}" if where else str(key)
+                found += [(key_path, f"its key: {why}") for why in _text_problems(str(key))]
+                stack.append((key_path, child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}/{i}" if where else str(i), child) for i, child in enumerate(item))
+    return sorted(found)
+
+
+def _text_problems(text: str) -> list[str]:
+    problems = []
+    if (surrogate := _SURROGATE.search(text)) is not None:
+        problems.append(f"a lone surrogate (\\u{ord(surrogate.group()):04x}) is not text a document may hold")
+    if "\0" in text:
+        problems.append("a NUL character is not text a document may hold")
+    return problems

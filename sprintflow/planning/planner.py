@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.config import load_project_config
-from sprintflow.errors import DocumentError, EngineError, Problem
+from sprintflow.errors import DocumentError, EngineError, InfrastructureError, Problem
 from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
@@ -365,6 +365,8 @@ def plan_request(request: str, workspace: Path | str, ask: Ask, *, max_attempts:
     for number in range(1, max_attempts + 1):
         previous = attempts[-1].problems if attempts else None
         reply = ask(planner_prompt(request, files, existing, previous))
+        if reply.could_not_start:  # no answer to re-ask about: the machinery failed, not the planner
+            raise InfrastructureError(f"planner: {reply.reason}")
         label = f"planner answer (attempt {number})"
         answer, problems = check_reply(reply, request, label, existing, on_disk, force)
         attempt = PlanAttempt(number, reply, problems)

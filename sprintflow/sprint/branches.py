@@ -9,18 +9,15 @@ readable by the generator).
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable
 from pathlib import Path
 
 from sprintflow.errors import ConfigError, WorkspaceError
 from sprintflow.io.git import git
 from sprintflow.schemas import SprintContract
+from sprintflow.schemas.config import branch_pattern_problem
 
 __all__ = ["branch_name", "commit_iteration"]
-
-PLACEHOLDERS = ("contractId", "specId")
-
 
 def branch_name(pattern: str, contract: SprintContract) -> str:
     """The branch of ``contract`` for ``pattern`` (``sprintflow/{contractId}``).
@@ -34,15 +31,10 @@ def branch_name(pattern: str, contract: SprintContract) -> str:
         >>> branch_name("sprintflow/{contractId}", contract)
         'sprintflow/sprint-s-1'
     """
-    fields = {name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None}
-    unknown = sorted(fields - set(PLACEHOLDERS))
-    if unknown:
-        raise ConfigError(f"sprint.branchPattern {pattern!r}: unknown placeholder {{{unknown[0]}}}; use "
-                          + " or ".join(f"{{{p}}}" for p in PLACEHOLDERS))
+    problem = branch_pattern_problem(pattern, contractId=contract.contract_id, specId=contract.spec_id)
+    if problem:
+        raise ConfigError(f"sprint.branchPattern {problem}")
     name = pattern.format(contractId=contract.contract_id, specId=contract.spec_id)
-    if (not name or name.startswith(("-", "/")) or name.endswith(("/", ".", ".lock")) or ".." in name
-            or any(c in name for c in " ~^:?*[\\\0") or "@{" in name or "//" in name):
-        raise ConfigError(f"sprint.branchPattern {pattern!r} gives {name!r}, which is not a branch name git accepts")
     return name
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from sprintflow.errors import DocumentError, Problem
 from sprintflow.io.files import atomic_write_text
 from sprintflow.schemas import ContractStatus, EvalResult, IterationRecord, SprintContract, utc_now
-from sprintflow.schemas.validation import parse_json_file, validate_data
+from sprintflow.schemas.validation import duplicate_id_problems, parse_json_file, validate_data
 
 __all__ = ["dependency_order", "load_contracts", "record_iteration", "transition", "write_contract"]
 
@@ -30,6 +30,7 @@ def load_contracts(folder: Path) -> dict[str, tuple[Path, SprintContract]]:
         raise DocumentError([Problem(str(folder), "", "no contract files (*.json) found")])
     known = {str(data.get("contractId")) for data in raw.values() if isinstance(data, dict)}
     problems = [p for path, data in raw.items() for p in validate_data(data, "contract", str(path), known)]
+    problems += duplicate_id_problems({str(path): data for path, data in raw.items()})
     if problems:
         raise DocumentError(problems)
     contracts = {data["contractId"]: (path, SprintContract.model_validate(data)) for path, data in raw.items()}

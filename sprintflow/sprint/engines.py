@@ -81,7 +81,8 @@ class EngineReply:
     output_tokens: int | None = None
     cost_usd: float | None = None
     could_not_start: bool = False
-    """The process never ran (fork failed, no shell): the machinery failed, not the engine."""
+    """The engine never ran (fork failed, no shell, the shell found no such program or could not
+    execute it: exit 127 or 126 with the shell's message): the machinery failed, not the engine."""
     hidden_writes: tuple[str, ...] = ()
     """Files a contained engine wrote where they were hidden from it (the writes were discarded)."""
 
@@ -218,6 +219,9 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
                            could_not_start=True, **common)
     if result.timed_out:
         return EngineReply(ok=False, text="", reason=f"engine timed out after {timeout:g}s", **common)
+    if _shell_could_not_run(result.exit_code, result.stderr):
+        return EngineReply(ok=False, text="", could_not_start=True, **common,
+                           reason=f"engine could not start (exit {result.exit_code}): {_last_line(result.stderr)}")
     if result.exit_code != 0:
         reason = f"engine exited with code {result.exit_code}"
         last = _last_line(result.stderr)
@@ -228,6 +232,22 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
     if not parsed["text"].strip():
         return EngineReply(ok=False, text="", reason="engine printed no answer", **_usage(parsed), **common)
     return EngineReply(ok=True, text=parsed["text"], **_usage(parsed), **common)
+
+
+_SHELL_REFUSED = re.compile(r"not found|No such file or directory|Permission denied|cannot execute", re.IGNORECASE)
+
+
+def _shell_could_not_run(exit_code: int, stderr: str) -> bool:
+    """The shell's own codes for a command it could not run (127 not found, 126 not executable), said
+    on its last line of stderr: no engine read the prompt, so no iteration was spent on it.
+
+    Example:
+        >>> _shell_could_not_run(127, "sh: 1: claud: not found")
+        True
+        >>> _shell_could_not_run(1, "sh: 1: claud: not found")
+        False
+    """
+    return exit_code in (126, 127) and bool(_SHELL_REFUSED.search(_last_line(stderr)))
 
 
 def _usage(parsed: dict[str, Any]) -> dict[str, Any]:

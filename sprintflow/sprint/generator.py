@@ -30,7 +30,7 @@ def generate(workspace: Path, contract_id: str, iteration: int, engine: str, pro
     contain = Containment(binds=(Bind(str(workspace), str(workspace), writable=True),), hide=hidden,
                           discard=discarded)
     reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=contain)
-    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code,
+    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code, "couldNotStart": reply.could_not_start,
             "durationMs": round(reply.duration_s * 1000),
             "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
             "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:],

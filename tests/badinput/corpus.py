@@ -85,6 +85,9 @@ RAW_JSON = {
     "overflowing-float": (b'{"sprintNumber": 1e999}', "sprintNumber"),
     "trailing-garbage": (b'{"a": 1} trailing', "line 1"),
     "binary": (bytes(range(256)) * 4, "not UTF-8"),
+    "duplicate-key": (b'{"status": "proposed",\n "status": "completed"}',
+                      "status: duplicate key 'status' (line 1, again at line 2)"),
+    "duplicate-nested-key": (b'{"a": [{"b": 1,\n\n"b": 2}]}', "a/0/b: duplicate key 'b' (line 1, again at line 3)"),
     "100MB": (b'{"title": "' + b"a" * (100 << 20) + b'"}', "larger than"),
 }
 
@@ -121,6 +124,14 @@ CONTRACT_FIELDS = [  # (JSON path, bad value, what the error names)
     ("iterationHistory", {"a": 1}, "iterationHistory"),
     ("generatorNotes", 12, "generatorNotes"),
     ("lastEvalId", "../../eval", "lastEvalId"),
+    ("title", "To\ud800do", "title: a lone surrogate"),
+    ("successCriteria/0/description", "Builds\udc00", "successCriteria/0/description: a lone surrogate"),
+    ("successCriteria/0/customCommand", "echo\x00rm -rf /", "successCriteria/0/customCommand: a NUL"),
+    ("title", "Todo\x1b[2J", "title: a control character (U+001B)"),
+    ("description", "a\x00b", "description: a NUL"),
+    ("createdAt", "2026-02-30T09:00:00Z", "createdAt: '2026-02-30T09:00:00Z' is not a date"),
+    ("updatedAt", "yesterday", "updatedAt"),
+    ("sprintNumber", 2**70, "sprintNumber: an integer larger than"),
 ]
 
 EVAL_FIELDS = [
@@ -132,6 +143,10 @@ EVAL_FIELDS = [
     ("strategyResults/0/result", "green", "strategyResults/0/result"),
     ("generatorFeedback/0/priority", "urgent", "generatorFeedback/0/priority"),
     ("timestamp", None, "timestamp"),
+    ("iteration", 2**70, "iteration: an integer larger than"),
+    ("iteration", 5000, "iteration"),
+    ("timestamp", "2026-13-01T00:00:00Z", "timestamp"),
+    ("summary", "ok\ud800", "summary: a lone surrogate"),
 ]
 
 PLAN_FIELDS = [
@@ -198,6 +213,26 @@ TOML = [
                              'endpoints = [{path = "/", expectedStatus = "ok"}]',
      "evaluator/strategies/0/config/endpoints/0/expectedStatus"),
     ("not-utf8", b"preset = 'caf\xe9'", "not UTF-8: byte 0xe9 at line 1 column 14"),
+    ("strategy-timeout-1e300", '[[evaluator.strategies]]\ntype = "lint"\ntimeout = 1e300',
+     "evaluator/strategies/0/timeout"),
+    ("executor-timeout-1e300", "[executor]\ndefaultTimeout = 1e300", "executor/defaultTimeout"),
+    ("engines-timeout-1e300", "[engines]\ntimeout = 1e300", "engines/timeout"),
+    ("tester-timeout-1e300", "[tester]\ntimeout = 1e300", "tester/timeout"),
+    ("max-iterations-huge", "[evaluator]\nmaxIterations = 9223372036854775807", "evaluator/maxIterations"),
+    ("branch-unknown-placeholder", '[sprint]\nbranchPattern = "sf/{title}"',
+     "sprint/branchPattern: 'sf/{title}': unknown placeholder"),
+    ("branch-climbs", '[sprint]\nbranchPattern = "../{contractId}"', "sprint/branchPattern"),
+    ("memory-lots", '[executor]\nmemory = "lots"', "executor/memory: 'lots': not a memory size"),
+    ("image-an-option", '[executor]\nimage = "--privileged"', "executor/image: '--privileged': not a Docker image"),
+    ("strategy-image-an-option", '[[evaluator.strategies]]\ntype = "lint"\nimage = "-v/:/host"',
+     "evaluator/strategies/0/image"),
+    ("pass-env-assignment", '[executor]\npassEnv = ["A=B"]', "executor/passEnv/0: 'A=B'"),
+    ("command-nul", '[[evaluator.strategies]]\ntype = "lint"\ncommand = "ruff\\u0000check"',
+     "evaluator/strategies/0/command: a NUL"),
+    ("pass-condition-without-output", '[[evaluator.strategies]]\ntype = "custom"\ncommand = "x"\n'
+                                      '[evaluator.strategies.config]\npassCondition = "output.a === 1"',
+     'evaluator/strategies/0/config: passCondition needs parseOutput = "json"'),
+    ("snake-case-key", "[evaluator]\nmax_iterations = 3", "did you mean 'maxIterations'"),
     ("100MB", "# " + "a" * (100 << 20), "larger than"),
 ]
 
@@ -300,5 +335,18 @@ def case_file_cases() -> list[Case]:
     return cases
 
 
+def workspace_cases() -> list[Case]:
+    """What is wrong only across files, or only in what a command finds in the workspace."""
+    copy = CONTRACT_PATH.replace("-1.json", "-copy.json")
+    twice = {CONTRACT_PATH: _json(CONTRACT), copy: _json(CONTRACT), "sprintflow.toml": b""}
+    cases = [Case(f"{command}/two-contracts-one-id", twice, argv, "is also the id of", file=copy)
+             for command, argv in (("run", ["run", ".", "--executor", "local", "--engine", "true"]),
+                                   ("status", ["status", "."]), ("validate", ["validate", CONTRACT_PATH, copy]))]
+    huge = _json(_with(EVAL_RESULT, "iteration", 2**70))
+    cases.append(Case("report/eval-iteration-2**70", {".sprintflow/evals/eval-x.json": huge},
+                      ["report", ".", "--no-flow"], "iteration: an integer larger than"))
+    return cases
+
+
 def all_cases() -> list[Case]:
-    return [*document_cases(), *config_cases(), *workspace_contract_cases(), *case_file_cases()]
+    return [*document_cases(), *config_cases(), *workspace_contract_cases(), *case_file_cases(), *workspace_cases()]

@@ -29,7 +29,7 @@ CASES = all_cases()
 def test_the_corpus_covers_every_reader_with_at_least_150_cases():
     assert len(CASES) >= 150
     commands = {case.argv[0] for case in CASES}
-    assert commands == {"validate", "evaluate", "run", "score"}
+    assert commands == {"validate", "evaluate", "run", "score", "status", "report"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
@@ -38,6 +38,7 @@ def test_bad_input_is_refused_with_a_located_one_line_error(case, tmp_path, monk
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_bytes(data)
     before = _checksums(tmp_path)
+    evals_before = (tmp_path / ".sprintflow" / "evals").exists()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no flow may start: nothing answers there
 
@@ -53,4 +54,4 @@ def test_bad_input_is_refused_with_a_located_one_line_error(case, tmp_path, monk
     assert named, f"no error names {case.named_file}: {result.stderr}"
     assert any(case.where in line for line in named), f"no error names {case.where!r}: {result.stderr}"
     assert _checksums(tmp_path) == before, "a refused input changed files"
-    assert not (tmp_path / ".sprintflow" / "evals").exists()
+    assert (tmp_path / ".sprintflow" / "evals").exists() == evals_before, "a refused input was evaluated"

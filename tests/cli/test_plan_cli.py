@@ -113,3 +113,10 @@ def test_validate_reports_a_dependency_cycle_across_hand_written_contracts(tmp_p
     assert f"{paths[0]}: valid contract" not in run.stdout
     # One file alone cannot show the cycle; its unknown dependency is not checked without its siblings.
     assert sprintflow(tmp_path, "validate", str(paths[0])).returncode == 0
+
+
+def test_an_engine_that_cannot_start_is_no_verdict_at_once_and_writes_nothing(tmp_path):
+    run = sprintflow(tmp_path, "plan", "Add a todo API", "--engine", "no-such-planner-xyz")
+    assert run.returncode == 3, run.stderr
+    assert "error: planner: engine could not start (exit 127)" in run.stderr
+    assert not (tmp_path / ".sprintflow" / "contracts").exists()

@@ -117,8 +117,6 @@ def test_unreadable_files_are_skipped_listed_and_left_as_they_were(workspace, fu
     torn = parts[0].with_name("part-20260101T000000000000Z-torn00000000.parquet")
     torn.write_bytes(parts[0].read_bytes()[:300])
     (copy / ".sprintflow/history/evals/part-20260101T000000000001Z-text00000000.parquet").write_text("not parquet")
-    (copy / ".sprintflow/evals").mkdir(exist_ok=True)
-    (copy / ".sprintflow/evals/eval-latin1-1.json").write_bytes(b'{"evalId": "caf\xe9"}')
     with (copy / ".sprintflow/history/scores.ndjson").open("ab") as scores:
         scores.write(b'\xff\xfe{"kind": "score"}\n{"kind": "score", "total": NaN}\n')
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in copy.rglob("*") if p.is_file()}
@@ -127,9 +125,22 @@ def test_unreadable_files_are_skipped_listed_and_left_as_they_were(workspace, fu
 
     assert result.exit_code == 0, result.output
     assert evaluations(result.output) == evaluations(full[0].output)  # every readable row still counts
-    assert "5 unreadable lines or files skipped:" in result.output
+    assert "4 unreadable lines or files skipped:" in result.output
     for named in ("torn00000000.parquet: not a readable Parquet file", "text00000000.parquet: not a readable",
-                  "eval-latin1-1.json: not UTF-8: byte 0xe9", "scores.ndjson:", "NaN is not valid JSON"):
+                  "scores.ndjson:", "NaN is not valid JSON"):
         assert named in result.output, named
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before
     assert "Skipped input" in (tmp_path / "out/report.html").read_text()
+
+
+def test_an_eval_result_file_that_is_not_one_stops_the_report(workspace, tmp_path):
+    """An EvalResult is a document, read as every document is: refused with its file and where, not skipped."""
+    import shutil
+
+    copy = shutil.copytree(workspace, tmp_path / "ws")
+    (copy / ".sprintflow/evals").mkdir(exist_ok=True)
+    (copy / ".sprintflow/evals/eval-latin1-1.json").write_bytes(b'{"evalId": "caf\xe9"}')
+    result = run(copy, "--out", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert "eval-latin1-1.json: not UTF-8: byte 0xe9" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()

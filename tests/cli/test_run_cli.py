@@ -32,6 +32,22 @@ def test_run_exit_codes_and_status(prefect_api_url, tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+def test_an_engine_that_cannot_start_is_no_verdict_and_spends_no_iteration(prefect_api_url, tmp_path):
+    workspace = make_workspace(tmp_path / "ws")
+    env = {"PREFECT_API_URL": prefect_api_url, "PREFECT_LOGGING_LEVEL": "ERROR"}
+    run = sprintflow("run", str(workspace), "--engine", "no-such-engine-xyz", "--executor", "local", env=env)
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    assert "blocked       sprint-spec-tiny-1" in run.stdout
+    assert "error: no verdict: sprint-spec-tiny-1, sprint-spec-tiny-2 blocked by the environment" in run.stderr
+    status = sprintflow("status", str(workspace), "--json")
+    rows = [json.loads(line) for line in status.stdout.splitlines()]
+    assert [(r["contractId"], r["iterations"]) for r in rows] == [("sprint-spec-tiny-1", 0), ("sprint-spec-tiny-2", 0)]
+    assert rows[0]["status"] != "needs-rework"
+    # --contracts is relative to the workspace (as for run), not to the folder status runs in
+    assert sprintflow("status", str(tmp_path), "--contracts", "ws/.sprintflow/contracts").returncode == 0
+    assert sprintflow("status", str(workspace), "--contracts", ".sprintflow/contracts").returncode == 0
+
+
 def test_run_input_errors_exit_2_and_touch_nothing(tmp_path):
     workspace = make_workspace(tmp_path / "ws")
     before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}

@@ -50,3 +50,28 @@ def test_unknown_kind_and_missing_file(tmp_path):
     assert result.returncode == 2
     assert "cannot tell the document kind; pass --kind" in result.stderr
     assert "missing.json: file not found" in result.stderr
+
+
+def test_schema_model_and_rule_problems_of_a_file_come_together_in_document_order(tmp_path):
+    bad = json.loads(json.dumps(SEED_CONTRACT))
+    bad["createdAt"] = "2026-02-30T09:00:00Z"             # the model's: no such day
+    bad["title"] = "Ship\x1b[2J it"                        # the schema's: a control character
+    for criterion in bad["successCriteria"]:               # the seed's rules: no build criterion left
+        if criterion["verificationMethod"] == "build":
+            criterion["verificationMethod"] = "manual"
+    bad["successCriteria"][0]["criterionId"] = "sc-9-1"    # the seed's rules: the id format
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(bad, indent=2))
+    result = sprintflow("validate", str(path))
+    assert result.returncode == 2
+    where = [line.split(": ")[2] for line in result.stderr.splitlines()]
+    assert where == ["title", "createdAt", "successCriteria", "successCriteria/0/criterionId"], result.stderr
+    config = tmp_path / "sprintflow.toml"
+    config.write_text('[executor]\nmemory = "lots"\npassEnv = ["A=B"]\n[sprint]\nbranchPattern = "../{x}"\n'
+                      '[[evaluator.strategies]]\ntype = "custom"\ncommand = "x"\n[evaluator.strategies.config]\n'
+                      'passCondition = "output.a ==="\n')
+    result = sprintflow("validate", str(config))
+    assert result.returncode == 2
+    where = [line.split(": ")[2] for line in result.stderr.splitlines()]
+    assert where == ["executor/memory", "executor/passEnv/0", "sprint/branchPattern", "evaluator/strategies/0/config",
+                     "evaluator/strategies/0/config/passCondition"], result.stderr

@@ -6,10 +6,12 @@ no checkout, and runs resolve relative paths against where serve was started.
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
 import time
 import venv
+from pathlib import Path
 
 import pytest
 
@@ -35,10 +37,25 @@ def installed(tmp_path_factory) -> str:
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
                     str(work / "dist"), str(work / "clone")], check=True)
     venv.create(work / "venv", system_site_packages=True, with_pip=True)
+    _see_these_packages(work / "venv")
     [wheel] = (work / "dist").glob("sprintflow-*.whl")
     subprocess.run([str(work / "venv/bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
                    check=True)
     return str(work / "venv")
+
+
+def _see_these_packages(new_venv: Path) -> None:
+    """Let ``new_venv`` import what this interpreter imports, from a venv too.
+
+    ``system_site_packages`` shares the base interpreter's packages, which in a venv are not this
+    one's (prefect would be missing). A path file adds this interpreter's site folders after the new
+    venv's own, so the wheel installed there still comes first; the folders' own path files (an
+    editable sprintflow) are not read through it.
+    """
+    if sys.prefix == sys.base_prefix:
+        return
+    [site_folder] = new_venv.glob("lib/python*/site-packages")
+    (site_folder / "outer-venv.pth").write_text("".join(f"{folder}\n" for folder in site.getsitepackages()))
 
 
 def test_the_wheel_carries_the_deployment_files(installed, tmp_path):

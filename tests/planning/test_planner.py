@@ -100,10 +100,10 @@ def test_schema_and_seed_rule_problems_carry_the_contract_path():
     criteria[1]["criterionId"] = "sc-1-2"
     assert problems_of(answer) == [
         f"{LABEL}: spec: 'title' is a required property",
+        f"{LABEL}: contracts/1/successCriteria: needs at least one build criterion",  # in document order
         (f"{LABEL}: contracts/1/successCriteria/0/description: vague criterion ('looks good'): "
         "state an observable, checkable outcome"),
         f"{LABEL}: contracts/1/successCriteria/1/criterionId: 'sc-1-2' must be sc-2-<n> (1-indexed)",
-        f"{LABEL}: contracts/1/successCriteria: needs at least one build criterion",
     ]
 
 

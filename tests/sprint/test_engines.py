@@ -146,10 +146,21 @@ def test_empty_output_is_a_failed_reply(tmp_path):
     assert not reply.ok and reply.reason == "engine printed no answer"
 
 
-def test_an_unknown_command_is_an_engine_failure_not_a_crash(tmp_path):
+def test_an_unknown_command_is_an_engine_that_could_not_start_not_a_crash(tmp_path):
     reply = run_engine("no-such-engine-xyz --flag", "prompt", cwd=tmp_path, timeout=10)
+    assert not reply.ok and reply.exit_code == 127 and reply.could_not_start
+    assert "could not start" in reply.reason and "not found" in reply.reason
+
+
+def test_a_file_that_is_not_executable_could_not_start(tmp_path):
+    (tmp_path / "engine").write_text("#!/bin/sh\necho hi\n")
+    reply = run_engine("./engine", "prompt", cwd=tmp_path, timeout=10)
+    assert not reply.ok and reply.exit_code == 126 and reply.could_not_start
+
+
+def test_an_engine_that_itself_exits_127_ran(tmp_path):
+    reply = run_engine("cat >/dev/null; echo 'model said no' >&2; exit 127", "prompt", cwd=tmp_path, timeout=10)
     assert not reply.ok and reply.exit_code == 127 and not reply.could_not_start
-    assert "not found" in reply.reason
 
 
 def test_a_process_that_cannot_start_is_flagged_as_infrastructure(tmp_path):

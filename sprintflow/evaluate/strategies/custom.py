@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sprintflow.errors import ConfigError
 from sprintflow.io.process import CommandResult
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import CustomStrategy as CustomConfig
@@ -24,8 +23,6 @@ class CustomStrategy(Strategy[CustomConfig]):
     def check(self) -> None:
         super().check()
         settings = self.config.config
-        if settings.pass_condition and settings.parse_output != "json":
-            raise ConfigError(f"{self.config.name}: passCondition needs parseOutput = \"json\"")
         if settings.pass_condition:
             parse_condition(settings.pass_condition)
 
