@@ -47,7 +47,7 @@ def test_the_same_type_error_from_build_typecheck_and_four_test_files_is_one_ite
     item = items[0]
     assert (item.file, item.line) == faults("tsconfig-paths")["type"]
     assert item.description.startswith("build, typecheck, unit-test TS2322: Type 'string' is not assignable")
-    assert "Failing here: src/__tests__/" in item.description and "(+" not in item.description
+    assert "Failing tests: src/__tests__/" in item.description and "(+" not in item.description
     assert item.priority is Priority.critical and item.reproduction == "Run: npm run build"
 
 

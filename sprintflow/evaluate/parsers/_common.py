@@ -85,6 +85,8 @@ class TestFailure:
     stack: str | None = None
     code: str | None = None
     """The compiler's code when a test file failed on a type error (ts-jest: ``TS2322``)."""
+    test_id: str | None = None
+    """The runner's whole id where ``test`` lacks the file (``test/a.test.ts > api > 404``)."""
 
 
 @dataclass
@@ -314,7 +316,8 @@ def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[Test
     """
     diagnostics = [
         Diagnostic(tool=tool, message=f"{f.test}: {f.message}", file=f.file, line=f.line,
-                   column=f.column, expected=f.expected, received=f.received, code=f.code)
+                   column=f.column, expected=f.expected, received=f.received, code=f.code,
+                   test=f.test_id or f.test)
         for f in failures
     ]
     statuses = [test.status for test in tests]
