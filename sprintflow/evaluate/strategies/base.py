@@ -255,7 +255,7 @@ def timeout_cause(outcome: CommandResult, timeout: float) -> str:
         >>> timeout_cause(CommandResult(exit_code=None, timed_out=True, quiet_s=1.5), 60)[:41]
         'It was still printing output 2 s before i'
     """
-    if outcome.quiet_s is not None and outcome.quiet_s <= max(QUIET_HANG_S, timeout * 0.1):
+    if outcome.quiet_s is not None and outcome.quiet_s <= min(QUIET_HANG_S, max(timeout / 4, 0.5)):
         return (f"It was still printing output {outcome.quiet_s:.0f} s before its end: it was working, not "
                 "stuck. A slow environment or too short a timeout (the strategy's timeout, "
                 "executor.defaultTimeout), or a suite that grew too large for it.")
@@ -266,7 +266,7 @@ def timeout_cause(outcome: CommandResult, timeout: float) -> str:
 
 
 QUIET_HANG_S = 10.0
-"""Silence shorter than this (or a tenth of the timeout) before a deadline is work in progress."""
+"""Silence shorter than this (or a quarter of a shorter timeout) before a deadline is work in progress."""
 
 
 def excerpt(outcome: CommandResult, diagnostics: list[Diagnostic] | None = None) -> str:
