@@ -291,6 +291,14 @@ def expected_received(message: str) -> tuple[str | None, str | None]:
         ('404', '500')
     """
     message = strip_ansi(message)
+    found = _stated_values(message)
+    # A value shown cut (`{ items: [ …(2) ] }` on both sides) says nothing: the diff shows what differs.
+    if found[0] is not None and (found[0] == found[1] or "…" in found[0] + (found[1] or "")):
+        return _diff_values(message) or found
+    return found
+
+
+def _stated_values(message: str) -> tuple[str | None, str | None]:
     expected, received = _EXPECTED_LINE.search(message), _RECEIVED_LINE.search(message)
     if expected or received:
         return (expected["value"].strip() if expected else None,
@@ -300,6 +308,29 @@ def expected_received(message: str) -> tuple[str | None, str | None]:
         if match:
             return match["expected"].strip(), match["received"].strip()
     return None, None
+
+
+def _diff_values(message: str) -> tuple[str, str] | None:
+    """The lines a ``- Expected / + Received`` diff (jest, vitest) shows differing, each side in one line.
+
+    Example:
+        >>> _diff_values("- Expected\\n+ Received\\n\\n  {\\n-   a: 1,\\n+   a: 2,\\n  }")
+        ('a: 1,', 'a: 2,')
+    """
+    header = _DIFF_HEADER.search(message)
+    if header is None:
+        return None
+    minus, plus = [], []
+    for line in message[header.end():].splitlines():
+        if change := _DIFF_LINE.match(line):
+            (minus if change["sign"] == "-" else plus).append((change["text"] or "").strip())
+    if not minus and not plus:
+        return None
+    return " ".join(minus)[:300], " ".join(plus)[:300]
+
+
+_DIFF_HEADER = re.compile(r"^\s*- Expected(?:\s+- \d+)?\s*\n\s*\+ Received(?:\s+\+ \d+)?\s*$", re.MULTILINE)
+_DIFF_LINE = re.compile(r"^\s*(?P<sign>[-+])(?: (?P<text>.*)|(?P<empty>))$")
 
 
 def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[TestFailure]) -> ParsedReport:

@@ -109,7 +109,7 @@ def _vitest_failure(block: list[str], roots: Roots) -> TestFailure:
     file, line, column = relativise(file_part, roots), None, None
     if where:
         file, line, column = relativise(where["file"], roots), int(where["line"]), int(where["col"])
-    expected, received = expected_received(message)
+    expected, received = expected_received(body)  # the diff below the message, too
     return TestFailure(test=test or name, message=message, file=file, line=line, column=column,
                        expected=expected, received=received, stack=body.strip() or None,
                        test_id=f"{relativise(file_part, roots)} > {test}" if test else None)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_report
+from sprintflow.evaluate.parsers import parse_report, parse_vitest_text
 from sprintflow.evaluate.parsers._common import TestCounts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -273,3 +273,14 @@ def test_combined_format_reads_every_tool_of_a_chained_script():
     assert located(parsed) == [faults["assertion"]] and parsed.counts.failed == 1
     with pytest.raises(ReportError, match="no part of vitest-text\\+tsc could read the output"):
         parse_report("vitest-text+tsc", "something else entirely")
+
+
+def test_a_vitest_object_diff_shows_what_differs_where_its_values_are_cut():
+    """vitest 2.1.9 on the TypeScript example with a store that adds each todo twice."""
+    parsed = parse_vitest_text(report("vitest/2.1.9-object-diff.txt"), ["/w/ts-app"])
+    cut = next(d for d in parsed.diagnostics if d.test == "test/app.test.ts > todo API > GET /todos lists todos "
+                                                        "in creation order")
+    assert cut.expected != cut.received and "…" not in cut.expected + cut.received
+    assert cut.expected == '"id": 2,' and cut.received.startswith('"id": 1, "title": "one",')
+    whole = next(d for d in parsed.diagnostics if d.test.endswith("numbers todos from 1"))
+    assert (whole.expected, whole.received) == ("{ id: 2, title: 'second' }", "{ id: 3, title: 'second' }")
