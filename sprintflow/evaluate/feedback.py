@@ -262,7 +262,7 @@ def _problem_key(d: Diagnostic) -> tuple:
     return (d.file, d.line, d.message)
 
 
-_TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest"}
+_TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest", "go"}
 
 
 def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Diagnostic,
@@ -301,7 +301,7 @@ def _split_test(d: Diagnostic) -> tuple[str | None, str]:
     printed it); other tools' messages are the error."""
     if d.test:
         titles = split_js_id(d.test)[1]
-        for name in (d.test, " > ".join(titles), " › ".join(titles), " ".join(titles)):
+        for name in (d.test, " > ".join(titles), " › ".join(titles), " ".join(titles), d.test.split(" ", 1)[-1]):
             if d.message.startswith(f"{name}: "):
                 return d.test, d.message[len(name) + 2:]
         return d.test, d.message

@@ -19,7 +19,6 @@ import pytest
 from sprintflow.evaluate.excerpt import combined_output
 from sprintflow.evaluate.feedback import generator_feedback, summarize, with_process_items
 from sprintflow.evaluate.parsers import parse_report
-from sprintflow.evaluate.reproduction import select_tests
 from sprintflow.schemas import Outcome, Priority, Score, StrategyResult
 from tests.conftest import copy_example
 
@@ -142,12 +141,17 @@ func TestOther(t *testing.T) {}
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs a Go toolchain")
-def test_a_go_subtest_is_run_alone(tmp_path):
-    (tmp_path / "go.mod").write_text("module example.com/codec\n\ngo 1.21\n")
-    (tmp_path / "codec.go").write_text('package codec\n\nfunc Encode(s string) string { return s }\n')
-    (tmp_path / "codec_test.go").write_text(GO_TESTS)
-    selected = select_tests("go test ./...", "go", ["TestJSON/nested"])
-    proc = run(f"{selected} -v", tmp_path)
+def test_a_failing_go_subtest_is_named_and_run_alone(tmp_path):
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    (tmp_path / "codec").mkdir()
+    (tmp_path / "codec" / "codec.go").write_text('package codec\n\nfunc Encode(s string) string { return s }\n')
+    (tmp_path / "codec" / "codec_test.go").write_text(GO_TESTS)
+    command = "go test ./..."
+    result = failed("unit-test", command, tmp_path, "go-test")
+    [item] = generator_feedback([result], [], [], {"unit-test": command}, tmp_path)
+    assert (item.file, item.line) == ("codec/codec_test.go", 7)
+    assert "TestJSON/nested" in item.description and 'got "a", want' in item.description
+    proc = run(f"{item.reproduction.removeprefix('Run: ')} -v", tmp_path)
     ran = [line.split()[2] for line in proc.stdout.splitlines() if line.strip().startswith("--- ")]
     assert ran == ["TestJSON", "TestJSON/nested"], proc.stdout
 

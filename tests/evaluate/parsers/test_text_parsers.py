@@ -284,3 +284,12 @@ def test_a_vitest_object_diff_shows_what_differs_where_its_values_are_cut():
     assert cut.expected == '"id": 2,' and cut.received.startswith('"id": 1, "title": "one",')
     whole = next(d for d in parsed.diagnostics if d.test.endswith("numbers todos from 1"))
     assert (whole.expected, whole.received) == ("{ id: 2, title: 'second' }", "{ id: 3, title: 'second' }")
+
+
+def test_go_test_names_the_innermost_failing_subtest_in_its_package_folder(tmp_path):
+    """go 1.26.8 on a module whose package codec has a failing subtest and a failing test."""
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    parsed = parse_report("go-test", report("go/1.26.8-default.txt"), [str(tmp_path)])
+    assert [(d.test, d.file, d.line) for d in parsed.diagnostics] == [
+        ("./codec TestJSON/nested", "codec/codec_test.go", 7), ("./codec TestOther", "codec/codec_test.go", 12)]
+    assert parsed.diagnostics[1].message == 'TestOther: Encode("") = ""'
