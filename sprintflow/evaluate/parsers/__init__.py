@@ -20,6 +20,7 @@ from collections.abc import Callable
 from sprintflow.errors import ReportError
 
 from ._common import ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
+from .biome import parse_biome
 from .eslint import parse_eslint_json, parse_eslint_stylish
 from .generic import parse_locations
 from .go_test import parse_go_test
@@ -40,6 +41,7 @@ __all__ = [
     "TestFailure",
     "TestStatus",
     "TEST_RUNNER_FORMATS",
+    "parse_biome",
     "parse_eslint_json",
     "parse_eslint_stylish",
     "parse_go_test",
@@ -76,6 +78,7 @@ PARSERS: dict[str, Callable[[str, Roots], ParsedReport]] = {
     "ruff-text": parse_ruff_text,
     "playwright-text": parse_playwright_text,
     "go-test": parse_go_test,
+    "biome": parse_biome,
     "generic": parse_locations,
 }
 """Report format name -> parser; the names strategy configs use in ``format``."""

@@ -40,6 +40,7 @@ ONE_FIXTURE = {
     "playwright-text": ("playwright/1.61.1-list.txt", 2),
     "generic": ("generic/eslint-visualstudio-8.14.0.txt", 1),
     "go-test": ("go/1.26.8-default.txt", 2),
+    "biome": ("biome/2.6.8-check.txt", 4),
 }
 
 

@@ -293,3 +293,19 @@ def test_go_test_names_the_innermost_failing_subtest_in_its_package_folder(tmp_p
     assert [(d.test, d.file, d.line) for d in parsed.diagnostics] == [
         ("./codec TestJSON/nested", "codec/codec_test.go", 7), ("./codec TestOther", "codec/codec_test.go", 12)]
     assert parsed.diagnostics[1].message == 'TestOther: Encode("") = ""'
+
+
+@pytest.mark.parametrize("name", ["lint", "check"])
+def test_biome_keeps_each_findings_message_and_rule(name):
+    """biome 2.6.8 on a file with an unused variable, a `==` and a `debugger` (and, for check, formatting)."""
+    parsed = parse_report("biome", report(f"biome/2.6.8-{name}.txt"), ["/tmp/sfrec/biome"])
+    lint = [(d.file, d.line, d.code, d.severity, d.message) for d in parsed.diagnostics if d.line]
+    assert lint == [
+        ("src/index.js", 2, "lint/correctness/noUnusedVariables", "warning", "This variable unused is unused."),
+        ("src/index.js", 3, "lint/suspicious/noDoubleEquals", "error",
+         "Using == may be unsafe if you are relying on type coercion."),
+        ("src/index.js", 3, "lint/suspicious/noDebugger", "error",
+         "This is an unexpected use of the debugger statement.")]
+    assert all("━" not in d.message for d in parsed.diagnostics)
+    assert [d.file for d in parsed.diagnostics if d.code == "format"] == (
+        ["package.json", "src/index.js"] if name == "check" else [])
