@@ -216,6 +216,8 @@ class _Item:
     asserted_at: str | None = None
     """Where the test failed, when the item points at the code it exercises instead."""
     touched: bool = False
+    reproduction_is_tests: bool = True
+    """False when the item's own reproduction is another strategy's command (the build's)."""
 
     def order(self) -> tuple[int, bool, int, bool, int, str, int]:
         return (self.kind == _NOTE, self.item.priority is Priority.low, _PRIORITY_ORDER[self.item.priority],
@@ -232,8 +234,11 @@ class _Item:
             text += f" (it failed at {self.asserted_at})." if self.asserted_at else "."
         selected = (select_tests(self.command, self.runner, self.tests[:20])
                     if self.command and self.runner and self.tests else None)
-        if selected is not None:
+        if selected is not None and self.reproduction_is_tests:
             self.item = self.item.model_copy(update={"reproduction": f"Run: {selected}"})
+        elif selected is not None:  # a compiler's error the tests failed on too: both reproduce it
+            self.item = self.item.model_copy(update={
+                "reproduction": f"{self.item.reproduction or ''}; the failing tests alone: {selected}".lstrip("; ")})
         return self._annotated(text)
 
     def _annotated(self, text: str) -> GeneratorFeedback:
@@ -292,6 +297,8 @@ def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Dia
             existing.item = existing.item.model_copy(update={"priority": priority})
     if test and test not in existing.tests:
         existing.tests.append(test)
+    if test and existing.runner is None and (runner := test_runner(d.tool, command or "")) is not None:
+        existing.command, existing.runner, existing.reproduction_is_tests = command, runner, False
     if message not in existing.messages and len(existing.messages) < 3 and d.tool not in _TEST_TOOLS:
         existing.messages.append(message)
 

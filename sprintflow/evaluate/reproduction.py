@@ -104,22 +104,29 @@ def split_js_id(test: str) -> tuple[str | None, list[str]]:
     Example:
         >>> split_js_id("test/a.test.ts > api > returns 404"), split_js_id("api returns 404")
         (('test/a.test.ts', ['api', 'returns 404']), (None, ['api returns 404']))
+        >>> split_js_id("src/a.test.ts")
+        ('src/a.test.ts', [])
     """
     parts = test.split(" > ")
-    if len(parts) > 1 and re.search(r"\.[cm]?[jt]sx?$", parts[0]):
-        return parts[0], parts[1:]
+    if re.search(r"\.[cm]?[jt]sx?$", parts[0]) and (len(parts) > 1 or "/" in parts[0] or " " not in parts[0]):
+        return parts[0], parts[1:]  # a test file alone is the file that failed to load
     return None, parts
 
 
 def _javascript(words: list[str], runner: str, tests: Sequence[str]) -> str | None:
-    files, names = [], []
+    files, names, whole_files = [], [], False
     for test in tests:
         file, titles = split_js_id(test)
         if file and file not in files:
             files.append(file)
-        names.append(_js_escape(" ".join(titles)))
+        if titles:
+            names.append(_js_escape(" ".join(titles)))
+        else:
+            whole_files = True
+    if whole_files and names:
+        return None  # a file that failed to load beside single tests: no one selection is exactly both
     # vitest and jest match -t against the titles joined by spaces (vitest's top-level suite adds a space).
-    pattern = "^ ?" + (names[0] if len(names) == 1 else "(" + "|".join(names) + ")") + "$"
+    title = ["-t", "^ ?" + (names[0] if len(names) == 1 else "(" + "|".join(names) + ")") + "$"] if names else []
     at = next((i for i, w in enumerate(words) if w == runner or w.endswith(f"/{runner}")
                or w.endswith(f"/{runner}.mjs") or w.endswith(f"/{runner}.js")), None)
     if at is not None:
@@ -127,11 +134,11 @@ def _javascript(words: list[str], runner: str, tests: Sequence[str]) -> str | No
         sub = [rest[0]] if runner == "vitest" and rest and rest[0] in ("run", "related") else (
             ["run"] if runner == "vitest" and "--watch" not in rest and "--run" not in rest else [])
         return shlex.join([*head, *sub, *_options(rest[len(sub) if sub and rest[:1] == sub else 0:], _JS_VALUED),
-                           *files, "-t", pattern])
+                           *files, *title])
     if words and words[0] in _PACKAGE_MANAGERS and len(words) <= 3 and "test" in words[1:]:
         # `npm test`: the script's own arguments stay; the selection goes after `--` (npm needs it).
         extra = ["--"] if words[0] == "npm" and "--" not in words else []
-        return shlex.join([*words, *extra, *files, "-t", pattern])
+        return shlex.join([*words, *extra, *files, *title])
     return None
 
 
