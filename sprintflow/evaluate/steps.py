@@ -174,7 +174,7 @@ def _modified_sources(result: StrategyResult, changed: list[str]) -> StrategyRes
     """A check that changes what it checks cannot be believed: it fails, naming the files."""
     shown = ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20 else "")
     details = (f"{result.strategy} modified sources while checking them: {shown}. A check must not change the "
-               "code (an autofix setting such as ruff's fix = true?); its changes were discarded and the "
+               "code (an autofix setting or a formatter that writes?); its changes were discarded and the "
                f"workspace is unchanged. What it reported: {result.details}")
     return result.model_copy(update={"result": Outcome.failed, "details": details})
 

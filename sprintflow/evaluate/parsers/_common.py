@@ -320,7 +320,8 @@ def _diff_values(message: str) -> tuple[str, str] | None:
     header = _DIFF_HEADER.search(message)
     if header is None:
         return None
-    minus, plus = [], []
+    minus: list[str] = []
+    plus: list[str] = []
     for line in message[header.end():].splitlines():
         if change := _DIFF_LINE.match(line):
             (minus if change["sign"] == "-" else plus).append((change["text"] or "").strip())
