@@ -12,10 +12,15 @@ criterion and regression items are produced, as in a real sprint).
 It prints, per evaluation, how many injected faults the feedback names at the
 right file:line (recall: out of the faults the evaluation's tools can report,
 as each recorded command's ``expects`` says; a fault no tool there can see is
-listed apart) and how many feedback items it holds per fault (noise), then the
+listed apart; an item pointing at the code a failing test exercises counts the
+test's line it names), how many feedback items it holds per fault (noise), how
+many of the failing tests the runners named are named by an item (test-name
+recall) and how many items' reproductions select exactly their failing tests
+among every test the recorded run listed (reproduction precision), then the
 totals for plain commands (what a user writes first: ``npm run lint``,
 ``pytest``, ``mypy src``) and for configured ones (explicit reporters).
-Goal: recall >= 95 % with plain commands, <= 1.5 items per fault.
+Goal: recall >= 95 % with plain commands, <= 1.5 items per fault, test names and
+reproductions 100 %.
 
     python benchmarks/feedback.py [--runs]    # --runs: also one line per recorded command
 """
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import sys
 import tempfile
 from collections import defaultdict
@@ -40,6 +47,7 @@ from sprintflow.evaluate.excerpt import combined_output, relevant_output  # noqa
 from sprintflow.evaluate.feedback import find_regressions, generator_feedback  # noqa: E402
 from sprintflow.evaluate.inference import ReportSpec, infer_report  # noqa: E402
 from sprintflow.evaluate.parsers import ParsedReport, parse_report  # noqa: E402
+from sprintflow.evaluate.reproduction import split_js_id, test_runner  # noqa: E402
 from sprintflow.schemas import (  # noqa: E402
     EvalResult,
     GeneratorFeedback,
@@ -68,6 +76,8 @@ class Run:
     tool: str
     spec: ReportSpec
     result: StrategyResult
+    tests: list[str]
+    """Every test the run's report listed (its runner's names)."""
 
 
 def main() -> int:
@@ -75,8 +85,10 @@ def main() -> int:
     parser.add_argument("--runs", action="store_true", help="also print one line per recorded command")
     args = parser.parse_args()
     catalogue = json.loads((FIXTURES / "projects.json").read_text(encoding="utf-8"))
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # found, faults, items
-    print(f"{'project':<15} {'evaluation':<11} {'recall':>8} {'items':>6} {'per fault':>9}  commands")
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
+    # found, faults, items, tests named, failing tests, exact reproductions, items with tests
+    print(f"{'project':<15} {'evaluation':<11} {'recall':>8} {'items':>6} {'per fault':>9} {'tests':>7} "
+          f"{'repro':>7}  commands")
     for project in catalogue["projects"]:
         runs, faults = load_project(project)
         if args.runs:
@@ -89,26 +101,31 @@ def main() -> int:
             items = feedback_for(chosen)
             visible = {name: faults[name] for run in chosen for name in run.expects}
             found = named_faults(items, visible)
+            named, failing = test_names(items, chosen)
+            exact, with_tests = reproductions(items, chosen)
             hidden = sorted(set(faults) - set(visible))
             kind = "plain" if label.startswith("plain") else "configured"
             for key in (kind, f"{kind}:{project['language']}"):
-                totals[key][0] += len(found)
-                totals[key][1] += len(visible)
-                totals[key][2] += len(items)
+                for i, n in enumerate((len(found), len(visible), len(items), named, failing, exact, with_tests)):
+                    totals[key][i] += n
             note = f"  (not visible to these tools: {', '.join(hidden)})" if hidden else ""
             print(f"{project['name']:<15} {label:<11} {len(found)}/{len(visible):<6} {len(items):>6} "
-                  f"{len(items) / max(1, len(visible)):>9.2f}  {'; '.join(r.command for r in chosen)}{note}")
+                  f"{len(items) / max(1, len(visible)):>9.2f} {named:>3}/{failing:<3} {exact:>3}/{with_tests:<3}  "
+                  f"{'; '.join(r.command for r in chosen)}{note}")
     print()
     for key in ("plain", "plain:typescript", "plain:python", "configured", "configured:typescript",
                 "configured:python"):
-        n_named, n_faults, n_items = totals[key]
+        n_named, n_faults, n_items, n_tests, n_failing, n_exact, n_with = totals[key]
         if n_faults:
             print(f"{key:<22} recall {n_named}/{n_faults} = {n_named / n_faults:6.1%}   "
-                  f"items per fault {n_items / n_faults:4.2f}")
-    n_named, n_faults, n_items = totals["plain"]
-    met = n_named / n_faults >= GOAL_RECALL and n_items / n_faults <= GOAL_NOISE
-    print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault: "
-          f"{'met' if met else 'NOT met'}")
+                  f"items per fault {n_items / n_faults:4.2f}   "
+                  f"test names {n_tests}/{n_failing} = {n_tests / max(1, n_failing):6.1%}   "
+                  f"reproductions {n_exact}/{n_with} = {n_exact / max(1, n_with):6.1%}")
+    n_named, n_faults, n_items, n_tests, n_failing, n_exact, n_with = totals["plain"]
+    met = (n_named / n_faults >= GOAL_RECALL and n_items / n_faults <= GOAL_NOISE and n_tests == n_failing
+           and n_exact == n_with)
+    print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault, every failing "
+          f"test named and reproduced alone: {'met' if met else 'NOT met'}")
     return 0
 
 
@@ -128,14 +145,14 @@ def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
                 continue
             recording = json.loads(path.read_text(encoding="utf-8"))
             spec = infer_report(recording["command"], workspace)
-            result = judge(entry["strategy"], recording, spec, [meta["root"]])
+            result, tests = judge(entry["strategy"], recording, spec, [meta["root"]])
             runs.append(Run(project["name"], entry["id"], entry["strategy"], entry["plain"], entry["expects"],
                             entry.get("evaluate", True),
-                            recording["command"], recording["toolVersion"], spec, result))
+                            recording["command"], recording["toolVersion"], spec, result, tests))
     return runs, faults
 
 
-def judge(strategy: str, recording: dict, spec: ReportSpec, roots: list[str]) -> StrategyResult:
+def judge(strategy: str, recording: dict, spec: ReportSpec, roots: list[str]) -> tuple[StrategyResult, list[str]]:
     """What a strategy makes of a finished command: parse its report, else keep the relevant tail."""
     output = combined_output(recording["stdout"], recording["stderr"])
     if spec.report_path:
@@ -150,10 +167,11 @@ def judge(strategy: str, recording: dict, spec: ReportSpec, roots: list[str]) ->
         details += f"; its {spec.format} report could not be read: {exc}"
     errors = parsed.error_count if parsed else 0
     failed = recording["exitCode"] != 0 or errors > 0
-    return StrategyResult(strategy=strategy, required=True, result=Outcome.failed if failed else Outcome.passed,
-                          exit_code=recording["exitCode"], output=relevant_output(output),
-                          error_count=errors if parsed else None, details=details + ".",
-                          diagnostics=parsed.diagnostics if parsed else [])
+    result = StrategyResult(strategy=strategy, required=True, result=Outcome.failed if failed else Outcome.passed,
+                            exit_code=recording["exitCode"], output=relevant_output(output),
+                            error_count=errors if parsed else None, details=details + ".",
+                            diagnostics=parsed.diagnostics if parsed else [])
+    return result, [t.name for t in parsed.tests] if parsed else []
 
 
 def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
@@ -201,9 +219,51 @@ def feedback_for(runs: list[Run]) -> list[GeneratorFeedback]:
 
 
 def named_faults(items: list[GeneratorFeedback], faults: dict[str, tuple[str, int]]) -> set[str]:
-    """The faults some feedback item names at their file and line."""
+    """The faults some feedback item names at their file and line (a test's own line, for an item that
+    points at the code the test exercises)."""
     places = {(item.file, item.line) for item in items}
-    return {name for name, place in faults.items() if place in places}
+    told = " ".join(item.description for item in items)
+    return {name for name, place in faults.items() if place in places or f"failed at {place[0]}:{place[1]})" in told}
+
+
+def test_names(items: list[GeneratorFeedback], runs: list[Run]) -> tuple[int, int]:
+    """How many of the failing tests the runners named some item names, of how many."""
+    failing = {d.test for run in runs for d in run.result.diagnostics if d.test and d.severity == "error"}
+    told = "\n".join(item.description for item in items)
+    return sum(test in told for test in failing), len(failing)
+
+
+def reproductions(items: list[GeneratorFeedback], runs: list[Run]) -> tuple[int, int]:
+    """How many items naming failing tests reproduce exactly those, among every test their run listed."""
+    exact = with_tests = 0
+    for item in items:
+        run = next((r for r in runs if any(d.test and d.test in item.description for d in r.result.diagnostics)),
+                   None)
+        if run is None:
+            continue
+        tests = sorted({d.test for d in run.result.diagnostics if d.test and d.test in item.description})
+        runner = test_runner(run.result.diagnostics[0].tool, run.command)
+        with_tests += 1
+        exact += runner is not None and _selects(item.reproduction or "", runner, tests, run.tests)
+    return exact, with_tests
+
+
+def _selects(reproduction: str, runner: str, tests: list[str], listed: list[str]) -> bool:
+    """Whether the reproduction's selection picks exactly ``tests`` among the run's ``listed`` ones."""
+    try:
+        words = shlex.split(reproduction.removeprefix("Run: ").rpartition("the failing tests alone: ")[2])
+    except ValueError:
+        return False
+    if runner == "pytest":
+        return sorted(w for w in words if "::" in w) == tests
+    files = {split_js_id(test)[0] for test in tests} - {None}
+    if "-t" not in words:  # files that failed to load: each file, whole
+        return bool(files) and files <= set(words) and all(not split_js_id(test)[1] for test in tests)
+    pattern = re.compile(words[words.index("-t") + 1])
+    titles = {" ".join(split_js_id(name)[1]).replace(" › ", " ") for name in listed}
+    chosen = {title for title in titles if pattern.search(title)}
+    wanted = {" ".join(split_js_id(test)[1]) for test in tests}
+    return chosen == wanted and files <= set(words)
 
 
 if __name__ == "__main__":

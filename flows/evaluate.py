@@ -100,7 +100,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                   config: dict[str, Any] | None = None, tree: dict[str, Any] | None = None,
                   suppressions: list[dict[str, Any]] | None = None,
                   references: str | None = None,
-                  tester_mutation: dict[str, Any] | None = None) -> State[EvalResult]:
+                  tester_mutation: dict[str, Any] | None = None,
+                  touched: list[str] | None = None) -> State[EvalResult]:
     """Evaluate ``workspace`` against the contract file and write the EvalResult.
 
     The run ends Completed when the contract passed, else Failed: ``ContractFailed`` when the
@@ -127,6 +128,7 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
             (:func:`reference_flow`): a test that ran there must run and pass now.
         tester_mutation: the sprint's tester step graded by the mutation check (``MutationResult``),
             recorded with the result: the tester's kill rate.
+        touched: the files the sprint's change touched; feedback on them comes first.
     """
     started = time.monotonic()
     with workspace_lock(workspace):
@@ -151,7 +153,8 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
                                    "nothing judged runs there (each strategy sees only the judged tree): "
                                    f"{', '.join(touched[:20])}"]
             result = assemble_eval_result(plan, strategies, criteria, load_previous_eval(plan),
-                                          blocking_issues=blocking_issues or [], notes=notes or [])
+                                          blocking_issues=blocking_issues or [], notes=notes or [],
+                                          touched=touched or [])
             if tester_mutation:
                 result = result.model_copy(update={"tester_mutation": MutationResult.model_validate(tester_mutation)})
             return _record(plan, result, runner, started, usage)

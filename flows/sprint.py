@@ -43,7 +43,7 @@ from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, Sprint
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import engine_label, resolve_engine
-from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage
+from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage, touched_files
 from sprintflow.sprint.generator import RAW_KEPT
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
@@ -228,7 +228,8 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
                           usage=generator_usage(entry, sprint.label or sprint.engine), config=sprint.project.to_dict(),
                           tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
                           references=str(_references(sprint, contract)),
-                          tester_mutation=(entry.get("tester") or {}).get("mutation"))
+                          tester_mutation=(entry.get("tester") or {}).get("mutation"),
+                          touched=touched_files(entry))
         return result, environment_blocker(result, tree.root)
     finally:
         remove_tree(tree)

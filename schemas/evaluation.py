@@ -87,6 +87,9 @@ class Diagnostic(Document):
     received: str | None = None
     hint: str | None = None
     """For a failed test: one or two sentences a coding agent can act on."""
+    test: str | None = None
+    """For a failed test: the runner's whole id of it (``tests/test_a.py::test_b``,
+    ``test/a.test.ts > api > returns 404``), whatever the location says."""
 
 
 MutantStatus = Literal["killed", "survived", "timeout", "error", "not-run"]

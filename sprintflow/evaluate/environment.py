@@ -45,6 +45,8 @@ class EnvironmentKind(str, Enum):
     native_module = "native-module"
     runtime_api = "runtime-api"
     out_of_memory = "out-of-memory"
+    killed = "killed"
+    """Killed by SIGKILL, and nothing says it was for memory: from outside the sandbox."""
     disk_full = "disk-full"
 
 
@@ -86,9 +88,12 @@ class DeclaredDependencies:
     own_modules: frozenset[str] = frozenset()
     """Top-level Python packages and modules the workspace itself contains."""
     own_files: frozenset[str] = field(default=frozenset(), repr=False)
+    """Workspace-relative ``.py`` paths, to tell a missing own submodule (code) from an uninstalled package."""
     project: str | None = None
     """The project's own distribution name (``[project] name``), normalised."""
-    """Workspace-relative ``.py`` paths, to tell a missing own submodule (code) from an uninstalled package."""
+    ecosystems: frozenset[str] = frozenset()
+    """The package ecosystems whose manifests the workspace has (``node``, ``python``, ``go``, ``rust``,
+    ``jvm``): what install advice fits it."""
 
     @classmethod
     def from_workspace(cls, workspace: Path) -> DeclaredDependencies:
@@ -103,8 +108,20 @@ class DeclaredDependencies:
             python |= _requirements(requirements)
         own_files = _own_python_files(workspace)
         own = {path.split("/")[0].removesuffix(".py") for path in own_files}
+        ecosystems = {name for name, manifests in _ECOSYSTEM_MANIFESTS.items()
+                      if any((workspace / manifest).is_file() for manifest in manifests)}
         return cls(node=frozenset(node), python=frozenset(python), own_modules=frozenset(own),
-                   own_files=frozenset(own_files), project=_pyproject_name(workspace / "pyproject.toml"))
+                   own_files=frozenset(own_files), project=_pyproject_name(workspace / "pyproject.toml"),
+                   ecosystems=frozenset(ecosystems))
+
+    def install_advice(self) -> str:
+        """How this project's dependencies are installed, for advice (every ecosystem it has).
+
+        Example:
+            >>> DeclaredDependencies(ecosystems=frozenset({"go"})).install_advice()
+            'go mod download'
+        """
+        return _install_advice(self)
 
     def declares_python(self, module: str) -> bool:
         """Whether the top-level ``module`` comes from a declared Python distribution."""
@@ -115,6 +132,33 @@ class DeclaredDependencies:
         """Whether ``module`` (dotted) exists as a file or package of the workspace."""
         path = module.replace(".", "/")
         return any(f == f"{path}.py" or f.startswith(f"{path}/") for f in self.own_files)
+
+
+_ECOSYSTEM_MANIFESTS = {
+    "node": ("package.json",), "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"),
+    "go": ("go.mod",), "rust": ("Cargo.toml",), "jvm": ("pom.xml", "build.gradle", "build.gradle.kts"),
+}
+_INSTALL = {"node": "npm ci (or the project's package manager)", "python": "pip install -e '.[dev]'",
+            "go": "go mod download", "rust": "cargo fetch", "jvm": "the Maven or Gradle dependency download"}
+
+
+# What a failure's own text says of its ecosystem, when the manifests do not.
+_ECOSYSTEM_TRACES = {
+    "node": re.compile(r"Node\.js|node_modules|NODE_MODULE_VERSION|\bnpm\b|\bnpx\b|esbuild|rollup"),
+    "python": re.compile(r"Traceback|ImportError|ModuleNotFoundError|site-packages|\bpip\b|python"),
+    "go": re.compile(r"^go: |\bgo (?:test|build|vet)\b", re.MULTILINE),
+}
+
+
+def _install_advice(declared: DeclaredDependencies | None, text: str = "") -> str:
+    """How the dependencies of the project's ecosystems are installed (never another ecosystem's)."""
+    ecosystems = set(declared.ecosystems) if declared is not None else set()
+    if not ecosystems:
+        ecosystems = {name for name, trace in _ECOSYSTEM_TRACES.items() if trace.search(text)}
+    if "node" in ecosystems and "NODE_MODULE_VERSION" in text:
+        return "npm ci / npm rebuild"
+    known = [_INSTALL[name] for name in _INSTALL if name in ecosystems]
+    return ", ".join(known) if known else "the project's dependency install"
 
 
 def _package_json_dependencies(path: Path) -> set[str]:
@@ -185,9 +229,12 @@ def _own_python_files(workspace: Path) -> set[str]:
 # --- the recognisers, most specific first -------------------------------------------------
 
 _DISK = re.compile(r"ENOSPC|No space left on device|\[Errno 28\]|Disk quota exceeded")
-# The shell's word for a child killed by SIGKILL: `Killed`, or `sh: line 1:  4242 Killed    node x.js`.
-_OOM_LINE = re.compile(r"JavaScript heap out of memory|Cannot allocate memory|ENOMEM|\bOOMKilled\b"
-                       r"|^Killed$|^(?:\S+: )?(?:line \d+: )?\s*\d+ Killed\s", re.MULTILINE)
+# Memory told by who ran out of it: Node's heap, the allocator, Docker's OOMKilled state.
+_OOM_LINE = re.compile(r"JavaScript heap out of memory|Cannot allocate memory|ENOMEM|\bOOMKilled\b(?!=false)")
+# The shell's word for a child killed by SIGKILL: `Killed`, or `sh: line 1:  4242 Killed    node x.js`;
+# and an executor's note on who killed it (a kill before the deadline that Docker did not call OOM).
+_KILLED_LINE = re.compile(r"^Killed$|^(?:\S+: )?(?:line \d+: )?\s*\d+ Killed\s"
+                          r"|^\[sprintflow: the command was killed by SIGKILL.*$", re.MULTILINE)
 _NATIVE = re.compile(
     r"was compiled against a different Node\.js version using\s+NODE_MODULE_VERSION \d+"
     r"|invalid ELF header|wrong ELF class|Exec format error"
@@ -240,7 +287,8 @@ def classify_environment(output: str, exit_code: int | None,
 
     Args:
         output: what the command printed (stdout and stderr together).
-        exit_code: its exit code (127: command not found, 137: killed, usually for memory).
+        exit_code: its exit code (127: command not found, 137: killed by SIGKILL; for memory only
+            when the output says so, as Docker's OOMKilled note does).
         declared: the workspace's declared dependencies; without them a missing
             module is never called an environment failure.
         timed_out: the command hit its deadline (and so was killed by us, not for memory).
@@ -259,10 +307,11 @@ def classify_environment(output: str, exit_code: int | None,
     text = strip_ansi(output)
     recognisers: list[Callable[[], EnvironmentFailure | None]] = [
         lambda: _disk_full(text),
-        lambda: None if timed_out else _out_of_memory(text, exit_code),
-        lambda: _native_module(text),
+        lambda: None if timed_out else _out_of_memory(text),
+        lambda: None if timed_out else _killed(text, exit_code),
+        lambda: _native_module(text, declared),
         lambda: _runtime_api(text),
-        lambda: _command_not_found(text, exit_code),
+        lambda: _command_not_found(text, declared),
         lambda: _missing_dependency(text, declared),
     ]
     return next((found for recognise in recognisers if (found := recognise()) is not None), None)
@@ -290,26 +339,37 @@ def _disk_full(text: str) -> EnvironmentFailure | None:
                               "the container's writable paths more room, then re-run.")
 
 
-def _out_of_memory(text: str, exit_code: int | None) -> EnvironmentFailure | None:
+def _out_of_memory(text: str) -> EnvironmentFailure | None:
     match = _OOM_LINE.search(text)
-    if not match and exit_code != 137:
+    if not match:
         return None
-    evidence = _line_of(text, match.start()) if match else "exit code 137 (killed by SIGKILL)"
-    return EnvironmentFailure(EnvironmentKind.out_of_memory, evidence,
-                              "The check was killed for memory: raise the sandbox's memory limit "
+    return EnvironmentFailure(EnvironmentKind.out_of_memory, _line_of(text, match.start()),
+                              "The check ran out of memory: raise the sandbox's memory limit "
                               "(executor.memory) or run fewer workers (e.g. --maxWorkers / -n), then re-run.")
 
 
-def _native_module(text: str) -> EnvironmentFailure | None:
+def _killed(text: str, exit_code: int | None) -> EnvironmentFailure | None:
+    """Killed by SIGKILL before its deadline, and nothing says for memory: someone outside killed it."""
+    match = _KILLED_LINE.search(text)
+    if not match and exit_code != 137:
+        return None
+    evidence = _line_of(text, match.start()) if match else "exit code 137 (killed by SIGKILL)"
+    return EnvironmentFailure(EnvironmentKind.killed, evidence.strip("[]"),
+                              "The check was killed by SIGKILL from outside, before its deadline and not "
+                              "reported as out of memory (a person, a supervisor or the host stopped it): "
+                              "nothing says the code is to blame; re-run it.")
+
+
+def _native_module(text: str, declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
     match = _NATIVE.search(text)
     if not match:
         return None
     # Node wraps its message: "… using\nNODE_MODULE_VERSION 115. This version … requires\nNODE_MODULE_VERSION 108."
     return EnvironmentFailure(EnvironmentKind.native_module, _line_of(text, match.start(), following=2),
                               "A native module was built for another runtime or platform (typically "
-                              "node_modules or a virtualenv installed on the host and mounted into the "
-                              "sandbox): install the dependencies inside the sandbox (npm ci / npm rebuild, "
-                              "pip install) for the runtime that runs the check.")
+                              "dependencies installed on the host and mounted into the sandbox): install "
+                              f"the dependencies inside the sandbox ({_install_advice(declared, text)}) for the "
+                              "runtime that runs the check.")
 
 
 def _runtime(text: str) -> str:
@@ -350,7 +410,7 @@ def _missing_runtime_api(text: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _command_not_found(text: str, exit_code: int | None) -> EnvironmentFailure | None:
+def _command_not_found(text: str, declared: DeclaredDependencies | None) -> EnvironmentFailure | None:
     match = _SHELL_NOT_FOUND.search(text)
     offline = _NPX_OFFLINE.search(text)
     if not match and not offline:
@@ -365,7 +425,7 @@ def _command_not_found(text: str, exit_code: int | None) -> EnvironmentFailure |
     what = f"`{command}` is" if command else "The command is"
     return EnvironmentFailure(EnvironmentKind.command_not_found, evidence,
                               f"{what} not installed where the check runs: install the project's "
-                              "dependencies in the sandbox (npm ci, pip install -e '.[dev]') or use an image "
+                              f"dependencies in the sandbox ({_install_advice(declared, text)}) or use an image "
                               "that provides it.", subject=command)
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
-from sprintflow.io.process import CappedBuffer, CommandResult, run_command
+from sprintflow.io.process import CappedBuffer, CommandResult, quiet_since, run_command
 from sprintflow.io.secrets import strategy_env
 from sprintflow.schemas import ExecutorConfig, ExecutorRecord
 
@@ -288,9 +288,29 @@ class DockerExecutor(Executor):
         pump.join(timeout=10)
         if exit_code == 124 or (exit_code == 137 and time.monotonic() - started >= spec.timeout):
             timed_out = True  # `timeout` reports the deadline as 124 (137 after -k)
-        return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=err.text(),
+        stderr = err.text()
+        if exit_code == 137 and not timed_out:
+            stderr += _kill_cause(container)
+        return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=stderr,
                              timed_out=timed_out, duration_s=time.monotonic() - started,
-                             dropped_bytes=out.dropped + err.dropped)
+                             dropped_bytes=out.dropped + err.dropped, quiet_s=quiet_since(out, err))
+
+
+def _kill_cause(container) -> str:
+    """Who killed a container's command (exit 137, before its deadline): Docker says whether the
+    kernel did, for memory; otherwise something outside the sandbox did."""
+    try:
+        container.reload()
+        oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+    except Exception:  # the container is gone: who killed it is unknown
+        return f"\n{KILL_NOTE} killed by SIGKILL; Docker could not say why]\n"
+    if oom:
+        return f"\n{KILL_NOTE} OOMKilled: the container reached its memory limit]\n"
+    return f"\n{KILL_NOTE} killed by SIGKILL from outside the sandbox (Docker reports OOMKilled=false)]\n"
+
+
+KILL_NOTE = "[sprintflow: the command was"
+"""How an executor's note on a killed command begins (read by the environment classifier)."""
 
 
 def _pump_frames(frames, out: CappedBuffer, err: CappedBuffer) -> None:

@@ -8,12 +8,16 @@ file:line where known, what should happen instead, and how to reproduce it; see
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from sprintflow.evaluate.environment import DeclaredDependencies, EnvironmentFailure, classify_environment
 from sprintflow.evaluate.excerpt import relevant_output
+from sprintflow.evaluate.reproduction import select_tests, split_js_id, test_runner
+from sprintflow.evaluate.under_test import code_under_test
+from sprintflow.judge.areas import is_test
 from sprintflow.schemas import (
     Category,
     CriterionResult,
@@ -35,6 +39,7 @@ __all__ = [
     "score",
     "strategy_environment_failure",
     "summarize",
+    "with_process_items",
 ]
 
 MAX_ITEMS_PER_STRATEGY = 20
@@ -101,7 +106,8 @@ def find_regressions(previous: EvalResult | None, strategies: list[StrategyResul
 
 def generator_feedback(strategies: list[StrategyResult], criteria: list[CriterionResult],
                        regressions: list[Regression], commands: dict[str, str],
-                       workspace: Path | None = None, held_out_feedback: str = "opaque") -> list[GeneratorFeedback]:
+                       workspace: Path | None = None, held_out_feedback: str = "opaque",
+                       touched: Sequence[str] = ()) -> list[GeneratorFeedback]:
     """One actionable item per distinct problem, in the order the generator should fix them.
 
     * A strategy that failed because of its environment (see
@@ -113,8 +119,13 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
     * Criterion and regression items are not repeated when a strategy's items
       already explain them: those items say which criterion they block and that
       they regressed.
-    * Order: priority, then environment, located diagnostics, other failures,
-      criteria, regressions, notes.
+    * A failed test is named by its runner's id, and its reproduction runs exactly that test
+      (:mod:`.reproduction`); when it failed in the test itself, the item points at the code the
+      test exercises (:mod:`.under_test`), the test's own line named beside it.
+    * Order: priority, then files the change touched, then environment, located diagnostics,
+      other failures, criteria, regressions, notes. A strategy's items beyond
+      ``MAX_ITEMS_PER_STRATEGY`` are its least urgent ones, never its first nor one in a touched
+      file, and one item says how many of which were left out.
 
     Args:
         strategies, criteria, regressions: the evaluation's results.
@@ -123,14 +134,17 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
             dependency (an environment failure) from an import the code got wrong.
         held_out_feedback: what an item of a failed held-out eval tells (``opaque``: its criterion
             and description; ``summary``: also how many of its tests failed). Never its output.
+        touched: the files the judged change touched; their items come first.
     """
     declared = DeclaredDependencies.from_workspace(workspace) if workspace else None
     regressed = {match[1]: r for r in regressions if (match := _STRATEGY_REGRESSION.match(r.description))}
     environment: dict[tuple[str, str | None], _Item] = {}
     problems: dict[tuple, _Item] = {}
     others: list[_Item] = []
+    context = _Context(workspace, frozenset(touched))
     for result in strategies:
-        reproduction = f"Run: {commands[result.strategy]}" if commands.get(result.strategy) else None
+        command = commands.get(result.strategy) or None
+        reproduction = f"Run: {command}" if command else None
         if result.result is Outcome.skipped:
             others.append(_Item(_skipped_item(result, reproduction), _NOTE, [result.strategy]))
             continue
@@ -144,15 +158,38 @@ def generator_feedback(strategies: list[StrategyResult], criteria: list[Criterio
         if not errors:
             others.append(_Item(_unparsed_item(result, reproduction), _UNPARSED, [result.strategy]))
             continue
-        for d in errors[:MAX_ITEMS_PER_STRATEGY]:
-            _add_diagnostic(problems, result, d, reproduction)
-        if len(errors) > MAX_ITEMS_PER_STRATEGY:
-            others.append(_Item(_more_item(result, len(errors), reproduction), _UNPARSED, [result.strategy]))
+        shown, left_out = _shown(errors, context.touched)
+        for d in shown:
+            _add_diagnostic(problems, result, d, reproduction, command, context)
+        if left_out:
+            others.append(_Item(_more_item(result, left_out, reproduction), _UNPARSED, [result.strategy]))
     explained = [*environment.values(), *problems.values(), *others]
     held_out = {c.criterion_id for c in criteria if c.held_out}
     items = [*explained, *_criterion_items(criteria, strategies, explained, held_out_feedback),
              *_regression_items(regressions, regressed, explained, held_out)]
+    for item in items:
+        item.touched = bool(item.item.file and item.item.file in context.touched)
     return [item.render() for item in sorted(items, key=_Item.order)]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every item of one evaluation is judged against."""
+
+    workspace: Path | None
+    touched: frozenset[str]
+
+
+def _shown(errors: list[Diagnostic], touched: frozenset[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """A strategy's errors to list, and those left out: the first and every one in a touched file are
+    always listed; beyond ``MAX_ITEMS_PER_STRATEGY`` the rest, in the tool's order, are left out."""
+    shown = [d for i, d in enumerate(errors) if i == 0 or (d.file and d.file in touched)]
+    for d in errors:
+        if len(shown) >= MAX_ITEMS_PER_STRATEGY:
+            break
+        if not any(d is kept for kept in shown):
+            shown.append(d)
+    return shown, [d for d in errors if not any(d is kept for kept in shown)]
 
 
 # As find_regressions words a strategy's regression.
@@ -173,18 +210,35 @@ class _Item:
     tests: list[str] = field(default_factory=list)
     criteria: list[str] = field(default_factory=list)
     regressed_in: str | None = None
+    command: str | None = None
+    """The check's command, changed into each failing test's own reproduction."""
+    runner: str | None = None
+    asserted_at: str | None = None
+    """Where the test failed, when the item points at the code it exercises instead."""
+    touched: bool = False
+    reproduction_is_tests: bool = True
+    """False when the item's own reproduction is another strategy's command (the build's)."""
 
-    def order(self) -> tuple[int, int, str, int]:
-        return (_PRIORITY_ORDER[self.item.priority], self.kind, self.item.file or "~", self.item.line or 0)
+    def order(self) -> tuple[int, bool, int, bool, int, str, int]:
+        return (self.kind == _NOTE, self.item.priority is Priority.low, _PRIORITY_ORDER[self.item.priority],
+                not self.touched, self.kind, self.item.file or "~", self.item.line or 0)
 
     def render(self) -> GeneratorFeedback:
         if self.kind not in (_LOCATED, _UNLOCATED):
             return self._annotated(self.item.description)
         head = ", ".join(self.strategies) + (f" {self.code}" if self.code else "")
         text = f"{head}: " + "\n".join(self.messages)
-        if len(self.tests) > 1:
+        if self.tests:
             shown = ", ".join(self.tests[:5]) + (f" (+{len(self.tests) - 5} more)" if len(self.tests) > 5 else "")
-            text += f"\nFailing here: {shown}."
+            text += f"\nFailing test{'s' if len(self.tests) > 1 else ''}: {shown}"
+            text += f" (it failed at {self.asserted_at})." if self.asserted_at else "."
+        selected = (select_tests(self.command, self.runner, self.tests[:20])
+                    if self.command and self.runner and self.tests else None)
+        if selected is not None and self.reproduction_is_tests:
+            self.item = self.item.model_copy(update={"reproduction": f"Run: {selected}"})
+        elif selected is not None:  # a compiler's error the tests failed on too: both reproduce it
+            self.item = self.item.model_copy(update={
+                "reproduction": f"{self.item.reproduction or ''}; the failing tests alone: {selected}".lstrip("; ")})
         return self._annotated(text)
 
     def _annotated(self, text: str) -> GeneratorFeedback:
@@ -213,20 +267,28 @@ def _problem_key(d: Diagnostic) -> tuple:
     return (d.file, d.line, d.message)
 
 
-_TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest"}
+_TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest", "go"}
 
 
 def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Diagnostic,
-                    reproduction: str | None) -> None:
+                    reproduction: str | None, command: str | None, context: _Context) -> None:
     key = _problem_key(d)
     test, message = _split_test(d)
     existing = problems.get(key)
     if existing is None:
         item = _diagnostic_item(result.strategy, d, _strategy_priority(result), reproduction)
-        problems[key] = _Item(item, _LOCATED if d.file and d.line else _UNLOCATED, [result.strategy],
+        asserted_at = None
+        if test and d.file and is_test(d.file) and context.workspace is not None:
+            # The generator may change the code, not the test: point at what the test exercises.
+            target = code_under_test(context.workspace, d.file, d.line)
+            if target is not None:
+                asserted_at = f"{d.file}:{d.line}" if d.line else d.file
+                item = item.model_copy(update={"file": target[0], "line": target[1]})
+        problems[key] = _Item(item, _LOCATED if item.file and item.line else _UNLOCATED, [result.strategy],
                               code=d.code if d.code and not d.code.startswith("sc-") else None,
                               messages=[message + (f" Hint: {d.hint}" if d.hint else "")],
-                              tests=[test] if test else [])
+                              tests=[test] if test else [], command=command,
+                              runner=test_runner(d.tool, command or ""), asserted_at=asserted_at)
         return
     if result.strategy not in existing.strategies:
         existing.strategies.append(result.strategy)
@@ -235,12 +297,21 @@ def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Dia
             existing.item = existing.item.model_copy(update={"priority": priority})
     if test and test not in existing.tests:
         existing.tests.append(test)
+    if test and existing.runner is None and (runner := test_runner(d.tool, command or "")) is not None:
+        existing.command, existing.runner, existing.reproduction_is_tests = command, runner, False
     if message not in existing.messages and len(existing.messages) < 3 and d.tool not in _TEST_TOOLS:
         existing.messages.append(message)
 
 
 def _split_test(d: Diagnostic) -> tuple[str | None, str]:
-    """A test diagnostic's message is ``<test>: <error>``; other tools' messages are the error."""
+    """A failed test's id and error (its message is ``<test name>: <error>``, the name as the runner
+    printed it); other tools' messages are the error."""
+    if d.test:
+        titles = split_js_id(d.test)[1]
+        for name in (d.test, " > ".join(titles), " › ".join(titles), " ".join(titles), d.test.split(" ", 1)[-1]):
+            if d.message.startswith(f"{name}: "):
+                return d.test, d.message[len(name) + 2:]
+        return d.test, d.message
     if d.tool in _TEST_TOOLS and ": " in d.message:
         test, message = d.message.split(": ", 1)
         return test, message
@@ -288,11 +359,18 @@ def _unparsed_item(result: StrategyResult, reproduction: str | None) -> Generato
                              expected=_EXPECTED.get(result.strategy, "The check exits 0."), reproduction=reproduction)
 
 
-def _more_item(result: StrategyResult, errors: int, reproduction: str | None) -> GeneratorFeedback:
+def _more_item(result: StrategyResult, left_out: list[Diagnostic], reproduction: str | None) -> GeneratorFeedback:
+    """What a cap left out: how many, of which rules, in which files."""
+    rules: dict[str, int] = {}
+    for d in left_out:
+        rules[d.code or "no rule"] = rules.get(d.code or "no rule", 0) + 1
+    files = sorted({d.file for d in left_out if d.file})
+    kinds = ", ".join(f"{rule} ×{n}" for rule, n in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
+    where = ", ".join(files[:8]) + (f" and {len(files) - 8} more files" if len(files) > 8 else "")
     return GeneratorFeedback(
         priority=_strategy_priority(result), category=Category.bug,
-        description=f"{errors - MAX_ITEMS_PER_STRATEGY} more {result.strategy} errors "
-                    "not listed here; fix the ones above first, then re-run.",
+        description=f"{len(left_out)} more {result.strategy} errors not listed here ({kinds})"
+                    + (f" in {where}" if where else "") + "; fix the ones above first, then re-run.",
         expected=_EXPECTED.get(result.strategy, "The check exits 0."), reproduction=reproduction)
 
 
@@ -364,6 +442,18 @@ def _previous_eval(description: str) -> str:
     return match[1] if match else "the previous evaluation"
 
 
+def with_process_items(feedback: list[GeneratorFeedback], blocking_issues: list[str],
+                       notes: list[str]) -> list[GeneratorFeedback]:
+    """The evaluation's items around the sprint process's: blocking ones first, notes after every failure.
+
+    Example:
+        >>> items = with_process_items([], ["The generator step failed: timeout."], ["Files changed outside x"])
+        >>> [i.priority.value for i in items]
+        ['critical', 'low']
+    """
+    return [*process_items(blocking_issues, []), *feedback, *process_items([], notes)]
+
+
 def process_items(blocking_issues: list[str], notes: list[str]) -> list[GeneratorFeedback]:
     """Findings about the sprint process itself: blocking ones are critical, notes are low."""
     blocking = [GeneratorFeedback(priority=Priority.critical, category=Category.bug, description=issue,
@@ -417,11 +507,14 @@ def summarize(contract_title: str, sprint_number: int, result: str, score_: Scor
     if result == "pass":
         tail = f" {len(feedback)} non-blocking note(s) remain." if feedback else ""
         return head + tail
-    top = feedback[0] if feedback else None
+    # A note is never the most critical issue while a failure is there.
+    top = next((i for i in feedback if i.priority is not Priority.low), feedback[0] if feedback else None)
     if top is None:
         return head + " No single finding explains the failure; see the criteria results."
     where = f" at {top.file}:{top.line}" if top.file and top.line else (f" in {top.file}" if top.file else "")
-    focus = sorted({i.file for i in feedback if i.priority in (Priority.critical, Priority.high) and i.file})
+    # The files to change: not the tests the generator may not change (their items name the code).
+    focus = list(dict.fromkeys(i.file for i in feedback
+                               if i.priority in (Priority.critical, Priority.high) and i.file and not is_test(i.file)))
     focus_text = (f" The Generator should focus on {', '.join(focus[:3])}." if focus
                   else f" The Generator should focus on the {top.priority.value} items first.")
     return f"{head} The most critical issue{where}: {top.description[:300].rstrip('.')}.{focus_text}"

@@ -37,7 +37,7 @@ __all__ = ["GENERIC", "ReportSpec", "infer_report", "tool_invocations"]
 GENERIC = "generic"
 MAX_SCRIPT_DEPTH = 8
 _TEXT_FORMATS = ("vitest-text", "jest-text", "eslint-stylish", "ruff-text", "mypy", "tsc", "pytest",
-                 "playwright-text")
+                 "playwright-text", "biome", "go-test")
 
 
 @dataclass(frozen=True)
@@ -400,6 +400,17 @@ def _playwright(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
     return ReportSpec("playwright-text")
 
 
+def _biome(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """Biome's default reporter (another ``--reporter`` is read for locations alone)."""
+    reporter = opts.value("--reporter")
+    return ReportSpec("biome") if reporter in (None, "default") else ReportSpec(GENERIC)
+
+
+def _go(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """``go test`` prints its failures (``-json`` is a stream of events, read as text too)."""
+    return ReportSpec("go-test") if opts.first == "test" and "-json" not in opts.args else None
+
+
 def _react_scripts(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
     return _jest(_Options(opts.args[1:]), env, workspace) if opts.first == "test" else None
 
@@ -407,7 +418,8 @@ def _react_scripts(opts: _Options, env: Env, workspace: Path) -> ReportSpec | No
 _TOOLS = {
     "vitest": _vitest, "jest": _jest, "eslint": _eslint, "next": _next, "tsc": _tsc, "vue-tsc": _tsc,
     "ruff": _ruff, "mypy": _mypy, "dmypy": _mypy, "pytest": _pytest, "py.test": _pytest,
-    "playwright": _playwright, "react-scripts": _react_scripts,
+    "playwright": _playwright, "react-scripts": _react_scripts, "go": _go,
+    "biome": _biome,
 }
 
 

@@ -13,7 +13,7 @@ from sprintflow.io.secrets import mask_data
 from sprintflow.schemas import CriterionResult, EvalResult, InferredCommand, StrategyResult, utc_now
 from sprintflow.schemas.evaluation import JudgedRecord
 
-from .feedback import find_regressions, generator_feedback, overall_result, process_items, score, summarize
+from .feedback import find_regressions, generator_feedback, overall_result, score, summarize, with_process_items
 from .plan import EvaluationPlan
 
 __all__ = ["assemble_eval_result", "contract_evals", "load_eval", "load_previous_eval", "write_eval_result"]
@@ -46,16 +46,18 @@ def load_previous_eval(plan: EvaluationPlan) -> EvalResult | None:
 
 def assemble_eval_result(plan: EvaluationPlan, strategies: list[StrategyResult],
                          criteria: list[CriterionResult], previous: EvalResult | None,
-                         blocking_issues: Sequence[str] = (), notes: Sequence[str] = ()) -> EvalResult:
+                         blocking_issues: Sequence[str] = (), notes: Sequence[str] = (),
+                         touched: Sequence[str] = ()) -> EvalResult:
     """Score, regressions, feedback and summary around the raw results.
 
-    ``blocking_issues`` (found outside the strategies) fail the result as critical items.
+    ``blocking_issues`` (found outside the strategies) fail the result as critical items;
+    ``notes`` follow every failure; items in the files the change ``touched`` come first.
     """
     regressions = find_regressions(previous, strategies, criteria)
     commands = {s.name: plan.plugin(s).command() or "" for s in plan.strategies}
     feedback = generator_feedback(strategies, criteria, regressions, commands, plan.source,
-                                  plan.project.sprint.held_out_feedback)
-    feedback = [*process_items(list(blocking_issues), list(notes)), *feedback]
+                                  plan.project.sprint.held_out_feedback, touched=touched)
+    feedback = with_process_items(feedback, list(blocking_issues), list(notes))
     result = "fail" if blocking_issues else overall_result(strategies, criteria)
     score_ = score(criteria)
     contract = plan.contract

@@ -4,7 +4,7 @@ A strategy step reuses a cached result of identical content and config, or
 judges the strategy in its own layer of the evaluation view (it sees the
 workspace, and nothing it writes reaches anyone else), fails it if it modified
 sources, and then, as a separate step, records what the judge saw: the TestRun
-in ``.sprintflow/runs/<runId>/`` and the bugs it opens or fixes.
+in the workspace's state (``runs/<runId>/``) and the bugs it opens or fixes.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from sprintflow.schemas import (
 from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.testrun import record_test_run
 
+from .autofix import without_autofix
 from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
 from .canary import plant, runner_of
 from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt, skipped_manual
@@ -37,7 +38,9 @@ from .mutation import measure, with_mutation
 from .outcomes import judge_outcomes, reference_of
 from .parsers import ParsedReport, parse_report
 from .plan import EvaluationPlan
+from .reproduction import select_tests, test_runner
 from .strategies import Judged, Strategy
+from .strategies.base import execute
 
 __all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "strategy_step"]
 
@@ -111,10 +114,20 @@ def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Str
     if (first.result is not Outcome.failed or first.exit_code is None or "did not finish within" in first.details
             or strategy.type is StrategyType.build):
         return judged
+    verdict = Outcome.failed if plan.project.evaluator.flaky_fails else Outcome.passed
     for attempt in range(1, plan.project.evaluator.rerun_failures + 1):
-        again, changed = _judge_in_layer(plan, strategy, plugin, f"{plan.layer_of(strategy)}-again-{attempt}")
+        layer = f"{plan.layer_of(strategy)}-again-{attempt}"
+        selected = _failing_tests_again(plan, strategy, plugin, first, layer)
+        if selected is not None:
+            passed, command = selected
+            if passed:
+                details = (f"Flaky: it failed, then its failing tests passed when run again alone on the same "
+                           f"snapshot (run {attempt + 1}: `{command}`). The failed run: {first.details}")
+                return replace(judged, result=first.model_copy(
+                    update={"result": verdict, "flaky": True, "details": details}))
+            continue
+        again, changed = _judge_in_layer(plan, strategy, plugin, layer)
         if again.result.result is Outcome.passed and not changed:
-            verdict = Outcome.failed if plan.project.evaluator.flaky_fails else Outcome.passed
             details = (f"Flaky: it failed, then passed when run again on the same snapshot (run {attempt + 1}). "
                        f"The failed run: {first.details}")
             return replace(again, result=again.result.model_copy(
@@ -122,11 +135,46 @@ def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Str
     return judged
 
 
+def _failing_tests_again(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
+                         first: StrategyResult, layer: str) -> tuple[bool, str] | None:
+    """The failing tests alone, run again in a layer of their own: whether they all passed, and the
+    command. None when the runner cannot select them, or the run did not run exactly them (then the
+    whole check runs again): what ran is counted, so a selection that missed is never a pass."""
+    failing = [d for d in first.diagnostics if d.severity == "error"]
+    tests = sorted({d.test for d in failing if d.test})
+    command = plugin.command() or ""
+    runner = test_runner(failing[0].tool, command) if failing else None
+    if not tests or runner is None or any(not d.test for d in failing) or len(tests) > MAX_RERUN_TESTS:
+        return None
+    selected = select_tests(command, runner, tests)
+    if selected is None:
+        return None
+    view = plan.evaluation_view
+    with view.layer(layer, below=plan.below(strategy)) as root:
+        run = plan.run_for(strategy, root)
+        outcome = execute(run, selected)
+        try:
+            parsed = plugin.parse(run, plugin.report_spec(root), outcome)
+        except ReportError:
+            parsed = None
+    if view.changed_sources(layer, expected=plugin.outputs(plan.source)) or outcome.timed_out \
+            or parsed is None or parsed.counts is None:
+        return None
+    ran = parsed.counts.passed + parsed.counts.failed
+    if ran != len(tests):
+        return None
+    return (outcome.exit_code == 0 and parsed.counts.failed == 0 and not parsed.failures), selected
+
+
+MAX_RERUN_TESTS = 50
+"""More failing tests than this are re-run by running the whole check again."""
+
+
 def _modified_sources(result: StrategyResult, changed: list[str]) -> StrategyResult:
     """A check that changes what it checks cannot be believed: it fails, naming the files."""
     shown = ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20 else "")
     details = (f"{result.strategy} modified sources while checking them: {shown}. A check must not change the "
-               "code (an autofix setting such as ruff's fix = true?); its changes were discarded and the "
+               "code (an autofix setting or a formatter that writes?); its changes were discarded and the "
                f"workspace is unchanged. What it reported: {result.details}")
     return result.model_copy(update={"result": Outcome.failed, "details": details})
 
@@ -150,7 +198,8 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
         note = f"TestRun {run_id} and its bugs not stored: {exc.strerror or exc}."
         return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
     fixed = [move["id"] for move in sync.bugs_transitioned if move["to"] == "fixed"]
-    note = (f"TestRun {run_id} in .sprintflow/runs/{run_id}/; bugs opened {sync.bugs_opened or 'none'}, "
+    # Named without its folder: what the generator reads never points into sprintflow's own state.
+    note = (f"TestRun {run_id} recorded; bugs opened {sync.bugs_opened or 'none'}, "
             f"fixed {fixed or 'none'}.")
     return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
 
@@ -168,7 +217,7 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
     command that timed out or could not start is never stored.
     """
     criterion = _criterion(plan, criterion_id)
-    command = criterion.custom_command or ""
+    command = without_autofix(criterion.custom_command or "")
     timeout = plan.project.executor.default_timeout
     check = f"criterion-{criterion_id}"
     held_out = is_held_out(command, plan.project.sprint.held_out)

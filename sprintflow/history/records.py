@@ -18,14 +18,17 @@ from .dataset import EVALS, append_rows
 
 __all__ = ["TEST_RUN_NOTE", "criterion_methods", "eval_rows", "record_evaluation", "test_run_of"]
 
-TEST_RUN_NOTE = re.compile(r"\bTestRun (?P<run>[A-Za-z0-9][A-Za-z0-9._-]*) in \.sprintflow/runs/")
-"""How a unit-test strategy's details name the TestRun it wrote (evaluate/strategies.py's note)."""
+TEST_RUN_NOTE = re.compile(r"\bTestRun (?P<run>[A-Za-z0-9][A-Za-z0-9._-]*) (?:recorded|in \.sprintflow/runs/)")
+"""How a unit-test strategy's details name the TestRun it wrote (evaluate/steps.py's note; earlier
+results named its folder)."""
 
 
 def test_run_of(details: str) -> str | None:
     """The TestRun a strategy result's details name, if any: the key from a strategy row to its tests.
 
     Example:
+        >>> test_run_of("`npx vitest` exited 1. TestRun run-20260513-103115 recorded; bugs opened none")
+        'run-20260513-103115'
         >>> test_run_of("`npx vitest` exited 1. TestRun run-20260513-103115 in .sprintflow/runs/run-20260513-103115/;")
         'run-20260513-103115'
         >>> test_run_of("`tsc` exited 0.") is None

@@ -25,7 +25,7 @@ from typing import IO, Any
 from .containment import HIDDEN_WRITE, SETUP_FAILED, Containment, contained_argv
 from .secrets import mask_secrets, strategy_env
 
-__all__ = ["CappedBuffer", "Child", "CommandResult", "as_user", "kill_group", "run_command", "spawn",
+__all__ = ["CappedBuffer", "Child", "CommandResult", "as_user", "kill_group", "quiet_since", "run_command", "spawn",
            "stop_group", "stop_process"]
 
 KILL_GRACE_S = 2.0
@@ -46,9 +46,12 @@ class CappedBuffer:
         self.tail_size = 0
         self.tail_limit = limit - self.head_limit
         self.total = 0
+        self.last_write: float | None = None
+        """When the stream last carried output (``time.monotonic``)."""
 
     def write(self, chunk: bytes) -> None:
         self.total += len(chunk)
+        self.last_write = time.monotonic()
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -71,6 +74,12 @@ class CappedBuffer:
         return mask_secrets(head + marker + tail.decode("utf-8", errors="replace"))
 
 
+def quiet_since(*streams: CappedBuffer) -> float | None:
+    """Seconds since any of ``streams`` last carried output; None when none did."""
+    last = max((s.last_write for s in streams if s.last_write is not None), default=None)
+    return None if last is None else time.monotonic() - last
+
+
 @dataclass
 class CommandResult:
     """What one command did. ``exit_code`` is None when it never started."""
@@ -85,6 +94,8 @@ class CommandResult:
     """Why the command could not start or finish (not the command's own failure)."""
     hidden_writes: list[str] = field(default_factory=list)
     """Files a contained command wrote into paths hidden from it (absolute; the writes were discarded)."""
+    quiet_s: float | None = None
+    """Seconds between its last output and its end; None when it printed nothing."""
 
     @property
     def ok(self) -> bool:
@@ -200,7 +211,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         exit_code=128 - code if code < 0 else code,
         stdout=out.text(), stderr=stderr, timed_out=timed_out,
         duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
-        hidden_writes=hidden_writes,
+        hidden_writes=hidden_writes, quiet_s=quiet_since(out, err),
         error=f"its containment could not be built: {setup_failures[0]}" if setup_failures else None,
     )
 

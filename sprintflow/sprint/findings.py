@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from sprintflow.evaluate.feedback import strategy_environment_failure
 from sprintflow.schemas import EvalResult, Outcome
 from sprintflow.schemas.journal import JudgedChange
 
-__all__ = ["environment_blocker", "generator_findings", "generator_usage"]
+__all__ = ["environment_blocker", "generator_findings", "generator_usage", "touched_files"]
 
 
 def generator_usage(entry: dict[str, Any], engine: str) -> dict[str, Any]:
@@ -25,8 +26,8 @@ def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
     change = JudgedChange.model_validate(entry.get("change") or {})
     blocking = []
     if not entry["ok"]:
-        blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration "
-                        "journal under .sprintflow/runs/sprint/.")
+        blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration's "
+                        "journal.")
     if entry.get("hiddenWrites"):
         blocking.append("The generator wrote into files hidden from it (held-out evals, the tester's tests, "
                         "sprintflow's state), which were thrown away: " + ", ".join(entry["hiddenWrites"][:20]))
@@ -46,6 +47,17 @@ def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
         notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files, "
                      "write outside the workspace and leave processes behind.")
     return blocking, notes
+
+
+def touched_files(entry: dict[str, Any]) -> list[str]:
+    """The files the generator's judged change touched, from its journal entry (``src/a.py (modified)``).
+
+    Example:
+        >>> touched_files({"change": {"admitted": ["src/a.py (modified)", "b c.py (created)"]}})
+        ['src/a.py', 'b c.py']
+    """
+    change = JudgedChange.model_validate(entry.get("change") or {})
+    return [re.sub(r" \([^()]*\)$", "", admitted) for admitted in change.admitted]
 
 
 def environment_blocker(result: EvalResult, workspace: Path) -> str | None:

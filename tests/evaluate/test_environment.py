@@ -35,7 +35,7 @@ def python_project(tmp_path: Path, name: str = "humanize", dependencies: str = "
     ("better-sqlite3-node-module-version.txt", 1, EnvironmentKind.native_module, None),
     ("sh-vitest-not-found.txt", 127, EnvironmentKind.command_not_found, "vitest"),
     ("npx-vitest-offline.txt", 1, EnvironmentKind.command_not_found, "vitest"),
-    ("node-oom-killed.txt", 137, EnvironmentKind.out_of_memory, None),
+    ("node-oom-killed.txt", 137, EnvironmentKind.killed, None),
     ("python-disk-full.txt", 1, EnvironmentKind.disk_full, None),
 ])
 def test_recorded_environment_failures(name, exit_code, kind, subject):
@@ -112,11 +112,17 @@ def test_code_failures_are_never_excused(text, exit_code):
     assert classify_environment(text, exit_code) is None
 
 
-def test_the_shells_killed_messages_are_out_of_memory():
-    for text in ("Killed", "sh: line 1:  4242 Killed                  node build.js"):
-        assert classify_environment(text, 1).kind is EnvironmentKind.out_of_memory
+def test_a_kill_is_out_of_memory_only_when_docker_or_the_runtime_says_so():
+    for text in ("Killed", "sh: line 1:  4242 Killed                  node build.js",
+                 "[sprintflow: the command was killed by SIGKILL from outside the sandbox "
+                 "(Docker reports OOMKilled=false)]"):
+        assert classify_environment(text, 137).kind is EnvironmentKind.killed, text
+    for text in ("[sprintflow: the command was OOMKilled: the container reached its memory limit]",
+                 "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"):
+        assert classify_environment(text, 137).kind is EnvironmentKind.out_of_memory, text
+    assert "from outside" in classify_environment("", 137).hint
 
 
 def test_a_command_we_killed_for_its_deadline_is_not_out_of_memory():
     assert classify_environment("", 137, timed_out=True) is None
-    assert classify_environment("", 137).kind is EnvironmentKind.out_of_memory
+    assert classify_environment("", 137).kind is EnvironmentKind.killed

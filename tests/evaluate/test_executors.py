@@ -85,3 +85,49 @@ def test_leftover_containers_are_swept(docker_ready):
     in_use.remove(force=True)
     with pytest.raises(docker.errors.NotFound):
         client.containers.get(leftover.id)
+
+
+def _kill_our_container_soon(run_id: str) -> None:
+    """``docker kill`` this executor's container from outside, once it runs."""
+    client = docker.from_env()
+    for _ in range(300):
+        running = client.containers.list(filters={"label": f"sprintflow.run={run_id}"})
+        if running:
+            running[0].kill()
+            return
+        time.sleep(0.1)
+
+
+def test_a_container_killed_from_outside_is_told_apart_from_out_of_memory(docker_executor, tmp_path):
+    import threading
+
+    from sprintflow.evaluate.environment import EnvironmentKind, classify_environment
+
+    killer = threading.Thread(target=_kill_our_container_soon, args=(docker_executor.run_id,))
+    killer.start()
+    result = docker_executor.run(tmp_path, CommandSpec("echo started; sleep 120", timeout=300))
+    killer.join()
+    assert result.exit_code == 137 and not result.timed_out
+    failure = classify_environment(result.stdout + result.stderr, result.exit_code)
+    assert failure is not None and failure.kind is EnvironmentKind.killed, result.stderr
+    assert "OOMKilled=false" in failure.evidence
+
+
+def test_a_container_over_its_memory_limit_is_out_of_memory(docker_ready, tmp_path):
+    from sprintflow.evaluate.environment import EnvironmentKind, classify_environment
+
+    executor = DockerExecutor(ExecutorConfig(output_limit=20_000, memory="64m"))
+    result = executor.run(tmp_path, CommandSpec("python3 -c 'x = bytearray(512 << 20); print(len(x))'", timeout=120))
+    assert result.exit_code == 137, result.stderr
+    failure = classify_environment(result.stdout + result.stderr, result.exit_code)
+    assert failure is not None and failure.kind is EnvironmentKind.out_of_memory, result.stderr
+
+
+def test_a_timeout_says_whether_output_was_still_coming(executor, tmp_path):
+    from sprintflow.evaluate.strategies.base import timeout_cause
+
+    busy = executor.run(tmp_path, CommandSpec("while true; do echo working; sleep 0.2; done", timeout=3))
+    silent = executor.run(tmp_path, CommandSpec("echo once; sleep 300", timeout=3))
+    assert busy.timed_out and silent.timed_out
+    assert timeout_cause(busy, 3).startswith("It was still printing output")
+    assert "look for a hang" in timeout_cause(silent, 3) and silent.quiet_s is not None and silent.quiet_s >= 2

@@ -47,7 +47,7 @@ def test_the_same_type_error_from_build_typecheck_and_four_test_files_is_one_ite
     item = items[0]
     assert (item.file, item.line) == faults("tsconfig-paths")["type"]
     assert item.description.startswith("build, typecheck, unit-test TS2322: Type 'string' is not assignable")
-    assert "Failing here: src/__tests__/" in item.description and "(+" not in item.description
+    assert "Failing tests: src/__tests__/" in item.description and "(+" not in item.description
     assert item.priority is Priority.critical and item.reproduction == "Run: npm run build"
 
 
@@ -131,3 +131,19 @@ def test_the_recorded_projects_meet_the_feedback_goal():
     assert visible >= 25
     assert named / visible >= 0.95
     assert listed / visible <= 1.5
+
+
+def test_a_cap_hides_only_the_least_urgent_and_says_what_it_left_out():
+    from sprintflow.evaluate.feedback import MAX_ITEMS_PER_STRATEGY
+    from sprintflow.schemas import Diagnostic
+
+    found = [Diagnostic(tool="ruff", file=f"gen/m{i:02}.py", line=1, code="E501", message="Line too long")
+             for i in range(MAX_ITEMS_PER_STRATEGY + 9)]
+    found.append(Diagnostic(tool="ruff", file="src/calc.py", line=7, code="F401", message="`os` imported but unused"))
+    lint = StrategyResult(strategy="lint", required=True, result=Outcome.failed, exit_code=1, diagnostics=found)
+    items = generator_feedback([lint], [], [], {"lint": "ruff check ."}, touched=["src/calc.py"])
+    assert (items[0].file, items[0].line) == ("src/calc.py", 7)  # the change's own file first
+    assert ("gen/m00.py", 1) in {(i.file, i.line) for i in items}  # the tool's first finding stays
+    [more] = [i for i in items if "more lint errors" in i.description]
+    assert more.description.startswith("10 more lint errors not listed here (E501 ×10) in gen/")
+    assert len(items) == MAX_ITEMS_PER_STRATEGY + 1

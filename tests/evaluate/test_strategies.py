@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,17 @@ def test_api_check_server_that_never_gets_ready_fails(tmp_path):
         "serverReadyPattern": "listening", "serverTimeout": 1000,
         "endpoints": [{"method": "GET", "path": "/", "expectedStatus": 200}]})
     assert result.result.value == "fail" and "never printed /listening/" in result.details
+
+
+def test_an_autofixing_linter_is_judged_as_it_reports_without_fixing(tmp_path):
+    """ruff's ``fix = true`` would remove the unused import: the finding is reported at its line with
+    its rule instead, and the tree is left as it was."""
+    ruff = Path(sys.executable).with_name("ruff")
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nfix = true\n[tool.ruff.lint]\nselect = ['F']\n")
+    source = "import os\n\n\ndef f():\n    return 1\n"
+    (tmp_path / "calc.py").write_text(source)
+    result = _run(tmp_path, type="lint", command=f"{ruff} check .")
+    assert result.result.value == "fail"
+    [finding] = result.diagnostics
+    assert (finding.file, finding.line, finding.code) == ("calc.py", 1, "F401") and "os" in finding.message
+    assert (tmp_path / "calc.py").read_text() == source

@@ -57,7 +57,8 @@ def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is
     (workspace / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n\n[tool.ruff]\nfix = true\n')
     (workspace / "sprintflow.toml").write_text(
         '[[evaluator.strategies]]\ntype = "build"\ncommand = "python3 -m compileall -q src"\n\n'
-        '[[evaluator.strategies]]\ntype = "lint"\ncommand = "python3 -m ruff check --no-cache src"\n')
+        '[[evaluator.strategies]]\ntype = "lint"\ncommand = "sed -i s/os/sys/ src/app.py; '
+        'python3 -m ruff check --no-cache src"\n')
     contract = workspace / "contract.json"
     contract.write_text(json.dumps({
         "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",
@@ -70,7 +71,9 @@ def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is
     before = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
     result = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False)
     lint = next(s for s in result.strategy_results if s.strategy == "lint")
+    # ruff is told not to fix (its F401 is a finding); the writer before it still modifies the source.
     assert lint.result.value == "fail" and "modified sources while checking them: src/app.py" in lint.details
+    assert [(d.file, d.line, d.code) for d in lint.diagnostics] == [("src/app.py", 1, "F401")]
     after = {rel: digest for rel, digest in _tree(workspace).items() if not rel.startswith(".sprintflow")}
     assert after == before  # no __pycache__ from the build either: every write stayed in its layer
 

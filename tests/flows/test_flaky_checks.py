@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -54,8 +55,19 @@ def flaky_service():
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
+    yield _Service(f"http://127.0.0.1:{server.server_port}/", calls)
     server.shutdown()
+
+
+class _Service(str):
+    """The service's address, and the paths it was asked for."""
+
+    calls: list[str]
+
+    def __new__(cls, url: str, calls: list[str]) -> _Service:
+        service = super().__new__(cls, url)
+        service.calls = calls
+        return service
 
 
 @pytest.mark.parametrize("flaky_fails", [False, True])
@@ -77,3 +89,19 @@ def test_a_check_that_fails_every_time_is_broken_not_flaky(prefect_harness, tmp_
     result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
                       use_cache=False)
     assert _unit(result).result.value == "fail" and not _unit(result).flaky
+
+
+def test_only_the_failing_tests_run_again(prefect_harness, tmp_path, flaky_service):
+    """pytest can select its failing test: the re-run runs that test alone, not the whole suite."""
+    workspace = _workspace(tmp_path / "ws", f"{sys.executable} -m pytest -q tests", network=True)
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "test_service.py").write_text(
+        "import urllib.request\n\n"
+        f"def test_a():\n    urllib.request.urlopen('{flaky_service}a')\n\n"
+        f"def test_b():\n    urllib.request.urlopen('{flaky_service}b')\n")
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
+                      use_cache=False)
+    unit = _unit(result)
+    assert unit.flaky and unit.result.value == "pass", unit.details
+    assert "tests/test_service.py::test_a" in unit.details and "alone" in unit.details
+    assert flaky_service.calls == ["/a", "/b", "/a"]

@@ -53,7 +53,10 @@ def test_demo_sprint_fails_then_passes_and_runs_the_dependent_contract(prefect_h
     assert first["status"] == "completed" and first["completedAt"]
     failed = _iteration(workspace, "sprint-spec-20260115-todo-api-1", 1)
     located = [(f.file, f.line) for f in failed.generator_feedback if f.file and f.line]
-    assert ("tests/test_api.py", 54) in located and ("src/todo_api/server.py", 28) in located
+    assert ("src/todo_api/server.py", 28) in located
+    # The assertion failed in a test the generator may not change: the item points at the code it exercises.
+    asserted = next(f for f in failed.generator_feedback if "it failed at tests/test_api.py:54" in f.description)
+    assert asserted.file.startswith("src/todo_api/") and "::" in asserted.reproduction
     assert any("Hint:" in f.description for f in failed.generator_feedback)
     bugs = [json.loads(line) for line in (workspace / ".sprintflow/bugs.ndjson").read_text().splitlines()]
     assert bugs[-1]["status"] == "fixed" and bugs[-1]["test_name"].endswith("returns_400")

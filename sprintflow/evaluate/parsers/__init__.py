@@ -20,8 +20,10 @@ from collections.abc import Callable
 from sprintflow.errors import ReportError
 
 from ._common import ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
+from .biome import parse_biome
 from .eslint import parse_eslint_json, parse_eslint_stylish
 from .generic import parse_locations
+from .go_test import parse_go_test
 from .jest_style import parse_jest_json, parse_vitest_json
 from .junit import parse_junit_xml
 from .playwright import parse_playwright_json, parse_playwright_text
@@ -39,8 +41,10 @@ __all__ = [
     "TestFailure",
     "TestStatus",
     "TEST_RUNNER_FORMATS",
+    "parse_biome",
     "parse_eslint_json",
     "parse_eslint_stylish",
+    "parse_go_test",
     "parse_jest_json",
     "parse_jest_text",
     "parse_junit_xml",
@@ -73,6 +77,8 @@ PARSERS: dict[str, Callable[[str, Roots], ParsedReport]] = {
     "eslint-stylish": parse_eslint_stylish,
     "ruff-text": parse_ruff_text,
     "playwright-text": parse_playwright_text,
+    "go-test": parse_go_test,
+    "biome": parse_biome,
     "generic": parse_locations,
 }
 """Report format name -> parser; the names strategy configs use in ``format``."""

@@ -85,6 +85,8 @@ class TestFailure:
     stack: str | None = None
     code: str | None = None
     """The compiler's code when a test file failed on a type error (ts-jest: ``TS2322``)."""
+    test_id: str | None = None
+    """The runner's whole id where ``test`` lacks the file (``test/a.test.ts > api > 404``)."""
 
 
 @dataclass
@@ -289,6 +291,14 @@ def expected_received(message: str) -> tuple[str | None, str | None]:
         ('404', '500')
     """
     message = strip_ansi(message)
+    found = _stated_values(message)
+    # A value shown cut (`{ items: [ …(2) ] }` on both sides) says nothing: the diff shows what differs.
+    if found[0] is not None and (found[0] == found[1] or "…" in found[0] + (found[1] or "")):
+        return _diff_values(message) or found
+    return found
+
+
+def _stated_values(message: str) -> tuple[str | None, str | None]:
     expected, received = _EXPECTED_LINE.search(message), _RECEIVED_LINE.search(message)
     if expected or received:
         return (expected["value"].strip() if expected else None,
@@ -298,6 +308,30 @@ def expected_received(message: str) -> tuple[str | None, str | None]:
         if match:
             return match["expected"].strip(), match["received"].strip()
     return None, None
+
+
+def _diff_values(message: str) -> tuple[str, str] | None:
+    """The lines a ``- Expected / + Received`` diff (jest, vitest) shows differing, each side in one line.
+
+    Example:
+        >>> _diff_values("- Expected\\n+ Received\\n\\n  {\\n-   a: 1,\\n+   a: 2,\\n  }")
+        ('a: 1,', 'a: 2,')
+    """
+    header = _DIFF_HEADER.search(message)
+    if header is None:
+        return None
+    minus: list[str] = []
+    plus: list[str] = []
+    for line in message[header.end():].splitlines():
+        if change := _DIFF_LINE.match(line):
+            (minus if change["sign"] == "-" else plus).append((change["text"] or "").strip())
+    if not minus and not plus:
+        return None
+    return " ".join(minus)[:300], " ".join(plus)[:300]
+
+
+_DIFF_HEADER = re.compile(r"^\s*- Expected(?:\s+- \d+)?\s*\n\s*\+ Received(?:\s+\+ \d+)?\s*$", re.MULTILINE)
+_DIFF_LINE = re.compile(r"^\s*(?P<sign>[-+])(?: (?P<text>.*)|(?P<empty>))$")
 
 
 def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[TestFailure]) -> ParsedReport:
@@ -314,7 +348,8 @@ def failure_report(tool: str, tests: Sequence[TestCase], failures: Sequence[Test
     """
     diagnostics = [
         Diagnostic(tool=tool, message=f"{f.test}: {f.message}", file=f.file, line=f.line,
-                   column=f.column, expected=f.expected, received=f.received, code=f.code)
+                   column=f.column, expected=f.expected, received=f.received, code=f.code,
+                   test=f.test_id or f.test)
         for f in failures
     ]
     statuses = [test.status for test in tests]

@@ -101,8 +101,10 @@ def _test_failure(test: dict, suite_file: str, roots: Roots) -> TestFailure:
     expected, received = expected_received(stack)
     if expected is None and received is None:
         expected, received = _matcher_values(test)
+    titles = [*(test.get("ancestorTitles") or []), test.get("title") or _test_name(test)]
     return TestFailure(test=_test_name(test), message=without_stack(stack), file=file, line=line,
-                       column=column, expected=expected, received=received, stack=stack)
+                       column=column, expected=expected, received=received, stack=stack,
+                       test_id=" > ".join([suite_file, *(str(t) for t in titles)]))
 
 
 def _matcher_values(test: dict) -> tuple[str | None, str | None]:

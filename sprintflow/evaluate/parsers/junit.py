@@ -77,7 +77,21 @@ def _failure(case: ET.Element, problem: ET.Element, roots: Roots) -> TestFailure
         file, line = frame[0], frame[1]
     expected, received = expected_received(f"{message}\n{stack}")
     return TestFailure(test=_name(case), message=message,
-                       file=file, line=line, expected=expected, received=received, stack=stack)
+                       file=file, line=line, expected=expected, received=received, stack=stack,
+                       test_id=_pytest_id(case))
+
+
+def _pytest_id(case: ET.Element) -> str | None:
+    """pytest's node id of a case it wrote (``tests.test_a.TestB`` + ``test_c`` ->
+    ``tests/test_a.py::TestB::test_c``); None for another runner's case."""
+    parts = (case.get("classname") or "").split(".")
+    classes: list[str] = []
+    while len(parts) > 1 and parts[-1][:1].isupper():
+        classes.insert(0, parts.pop())
+    module = parts[-1]
+    if not (module.startswith("test_") or module.endswith("_test")) or " " in "".join(parts):
+        return None
+    return "::".join(["/".join(parts) + ".py", *classes, case.get("name") or ""])
 
 
 def _error_lines(stack: str) -> str:

@@ -109,9 +109,10 @@ def _vitest_failure(block: list[str], roots: Roots) -> TestFailure:
     file, line, column = relativise(file_part, roots), None, None
     if where:
         file, line, column = relativise(where["file"], roots), int(where["line"]), int(where["col"])
-    expected, received = expected_received(message)
+    expected, received = expected_received(body)  # the diff below the message, too
     return TestFailure(test=test or name, message=message, file=file, line=line, column=column,
-                       expected=expected, received=received, stack=body.strip() or None)
+                       expected=expected, received=received, stack=body.strip() or None,
+                       test_id=f"{relativise(file_part, roots)} > {test}" if test else None)
 
 
 # --- jest ----------------------------------------------------------------------------------------
@@ -184,7 +185,8 @@ def _jest_failure(suite_file: str, block: list[str], roots: Roots) -> TestFailur
         line = int(code_frame["line"])
     expected, received = expected_received(message)
     return TestFailure(test=name, message=message, file=file, line=line, column=column,
-                       expected=expected, received=received, stack=body.strip() or None)
+                       expected=expected, received=received, stack=body.strip() or None,
+                       test_id=f"{relativise(suite_file, roots)} > {name.replace(' › ', ' > ')}")
 
 
 def _suite_failure(file: str, body: str, roots: Roots) -> TestFailure:

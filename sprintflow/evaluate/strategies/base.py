@@ -22,6 +22,7 @@ from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContrac
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
 from sprintflow.schemas.testrun import TestRun
 
+from ..autofix import without_autofix
 from ..canary import Canary
 from ..excerpt import combined_output, relevant_output
 from ..executors import CommandSpec, Executor
@@ -130,8 +131,8 @@ class Strategy(ABC, Generic[C]):
 
     # How it is judged
     def judge(self, run: StrategyRun) -> Judged:
-        """Run, parse once, judge: a command strategy's whole verdict."""
-        command = self.command() or ""
+        """Run, parse once, judge: a command strategy's whole verdict (a fixing checker told to report)."""
+        command = without_autofix(self.command() or "")
         spec = self.report_spec(run.workspace)
         try:
             report = _report_file(run.workspace, spec)
@@ -238,13 +239,34 @@ def infrastructure_failure(run: StrategyRun, command: str, outcome: CommandResul
     if outcome.error:
         details = f"Command `{command}` could not run: {outcome.error}"
     elif outcome.timed_out:
-        details = (f"Command `{command}` did not finish within {run.timeout:g} s and was killed "
-                   "with everything it started. Look for a hang: an unresolved promise, an "
-                   "open server or connection, or a prompt waiting for input.")
+        details = f"Timed out: command `{command}` did not finish within {run.timeout:g} s and was killed " \
+                  f"with everything it started. {timeout_cause(outcome, run.timeout)}"
     else:
         return None
     return result(run, Outcome.failed, exit_code=outcome.exit_code, details=details, output=excerpt(outcome),
                   duration_ms=duration_ms(outcome))
+
+
+def timeout_cause(outcome: CommandResult, timeout: float) -> str:
+    """What a timed-out command's output says of why: still printing near the end is slow work,
+    silent for long before it is a hang.
+
+    Example:
+        >>> timeout_cause(CommandResult(exit_code=None, timed_out=True, quiet_s=1.5), 60)[:41]
+        'It was still printing output 2 s before i'
+    """
+    if outcome.quiet_s is not None and outcome.quiet_s <= min(QUIET_HANG_S, max(timeout / 4, 0.5)):
+        return (f"It was still printing output {outcome.quiet_s:.0f} s before its end: it was working, not "
+                "stuck. A slow environment or too short a timeout (the strategy's timeout, "
+                "executor.defaultTimeout), or a suite that grew too large for it.")
+    silent = (f"It printed nothing in its last {outcome.quiet_s:.0f} s" if outcome.quiet_s is not None
+              else "It printed nothing at all")
+    return (f"{silent}: look for a hang: an unresolved promise, an open server or connection, "
+            "or a prompt waiting for input.")
+
+
+QUIET_HANG_S = 10.0
+"""Silence shorter than this (or a quarter of a shorter timeout) before a deadline is work in progress."""
 
 
 def excerpt(outcome: CommandResult, diagnostics: list[Diagnostic] | None = None) -> str:

@@ -22,7 +22,7 @@ ROOTS = ["/tmp/sfrec/vitest3", "/tmp/sfrec/jest30", "/tmp/sfrec/pw", "/tmp/sfrec
          "/tmp/sfrec13/scratch/jest29", "/tmp/sfrec13/ts/destr", "/tmp/sfrec13/py/click-8.5.1",
          "/tmp/sfrec13/pwapp", "/tmp/sfrec13/ts/tsconfig-paths"]
 TOOLS = {"vitest-text": "vitest", "jest-text": "jest", "eslint-stylish": "eslint", "ruff-text": "ruff",
-         "playwright-text": "playwright"}
+         "playwright-text": "playwright", "go-test": "go"}
 ONE_FIXTURE = {
     "tsc": ("tsc/5.9.3.txt", 7),
     "eslint": ("eslint/9.39.5.json", 4),
@@ -39,6 +39,8 @@ ONE_FIXTURE = {
     "ruff-text": ("ruff/0.5.7-full.txt", 13),
     "playwright-text": ("playwright/1.61.1-list.txt", 2),
     "generic": ("generic/eslint-visualstudio-8.14.0.txt", 1),
+    "go-test": ("go/1.26.8-default.txt", 2),
+    "biome": ("biome/2.6.8-check.txt", 4),
 }
 
 

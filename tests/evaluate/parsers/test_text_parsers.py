@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_report
+from sprintflow.evaluate.parsers import parse_report, parse_vitest_text
 from sprintflow.evaluate.parsers._common import TestCounts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -273,3 +273,39 @@ def test_combined_format_reads_every_tool_of_a_chained_script():
     assert located(parsed) == [faults["assertion"]] and parsed.counts.failed == 1
     with pytest.raises(ReportError, match="no part of vitest-text\\+tsc could read the output"):
         parse_report("vitest-text+tsc", "something else entirely")
+
+
+def test_a_vitest_object_diff_shows_what_differs_where_its_values_are_cut():
+    """vitest 2.1.9 on the TypeScript example with a store that adds each todo twice."""
+    parsed = parse_vitest_text(report("vitest/2.1.9-object-diff.txt"), ["/w/ts-app"])
+    cut = next(d for d in parsed.diagnostics if d.test == "test/app.test.ts > todo API > GET /todos lists todos "
+                                                        "in creation order")
+    assert cut.expected != cut.received and "…" not in cut.expected + cut.received
+    assert cut.expected == '"id": 2,' and cut.received.startswith('"id": 1, "title": "one",')
+    whole = next(d for d in parsed.diagnostics if d.test.endswith("numbers todos from 1"))
+    assert (whole.expected, whole.received) == ("{ id: 2, title: 'second' }", "{ id: 3, title: 'second' }")
+
+
+def test_go_test_names_the_innermost_failing_subtest_in_its_package_folder(tmp_path):
+    """go 1.26.8 on a module whose package codec has a failing subtest and a failing test."""
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    parsed = parse_report("go-test", report("go/1.26.8-default.txt"), [str(tmp_path)])
+    assert [(d.test, d.file, d.line) for d in parsed.diagnostics] == [
+        ("./codec TestJSON/nested", "codec/codec_test.go", 7), ("./codec TestOther", "codec/codec_test.go", 12)]
+    assert parsed.diagnostics[1].message == 'TestOther: Encode("") = ""'
+
+
+@pytest.mark.parametrize("name", ["lint", "check"])
+def test_biome_keeps_each_findings_message_and_rule(name):
+    """biome 2.6.8 on a file with an unused variable, a `==` and a `debugger` (and, for check, formatting)."""
+    parsed = parse_report("biome", report(f"biome/2.6.8-{name}.txt"), ["/tmp/sfrec/biome"])
+    lint = [(d.file, d.line, d.code, d.severity, d.message) for d in parsed.diagnostics if d.line]
+    assert lint == [
+        ("src/index.js", 2, "lint/correctness/noUnusedVariables", "warning", "This variable unused is unused."),
+        ("src/index.js", 3, "lint/suspicious/noDoubleEquals", "error",
+         "Using == may be unsafe if you are relying on type coercion."),
+        ("src/index.js", 3, "lint/suspicious/noDebugger", "error",
+         "This is an unexpected use of the debugger statement.")]
+    assert all("━" not in d.message for d in parsed.diagnostics)
+    assert [d.file for d in parsed.diagnostics if d.code == "format"] == (
+        ["package.json", "src/index.js"] if name == "check" else [])
