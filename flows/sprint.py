@@ -20,6 +20,7 @@ from prefect.events import emit_event
 from prefect.runtime import flow_run
 from prefect.states import State
 
+from sprintflow.errors import EngineUnavailable
 from sprintflow.evaluate.result import load_eval
 from sprintflow.io.layout import STATE_DIR, WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
@@ -176,6 +177,7 @@ def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iteratio
             result, blocker = _judge_iteration(sprint, path, contract, iteration, entry)
             if blocker:
                 return blocker
+            assert result is not None  # no result comes with a blocker
         record_iteration(contract, result)
         write_contract(path, contract)
 
@@ -214,12 +216,15 @@ def _reference(sprint: _Sprint, path: Path, contract: SprintContract) -> None:
 
 
 def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iteration: int,
-                     entry: dict) -> tuple[EvalResult, str | None]:
+                     entry: dict) -> tuple[EvalResult | None, str | None]:
     """The tester's step (when there is a tester), then the evaluation of the judged tree; and the
     environment's blocker, if it is to blame."""
     blocking, notes = generator_findings(entry)
     if sprint.tester:
-        more_blocking, more_notes = _test(sprint, contract, iteration, entry)
+        try:
+            more_blocking, more_notes = _test(sprint, contract, iteration, entry)
+        except EngineUnavailable as exc:
+            return None, str(exc)  # no verdict on the code: the iteration is not spent
         blocking, notes = blocking + more_blocking, notes + more_notes
     tree = sprint.judge(contract).judged_tree()
     try:

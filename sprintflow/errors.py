@@ -13,7 +13,8 @@
     ├── ConditionUndecidable     (caught) a passCondition cannot judge this output: its strategy fails
     ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
     ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
-    │   └── ExecutorUnavailable           the only errors Prefect is allowed to retry
+    │   ├── ExecutorUnavailable           the only errors Prefect is allowed to retry
+    │   └── EngineUnavailable             an engine the shell could not start (not found, not executable)
     ├── ReportError              exit 3   a tool's report could not be read, so nothing was judged
     └── TestRunCrashed           exit 3   a test run crashed before it could judge the code
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ConditionUndecidable",
+    "EngineUnavailable",
     "ConfigError",
     "DiskFull",
     "DocumentError",
@@ -141,6 +143,11 @@ class DiskFull(InfrastructureError, OSError):
 
 class ExecutorUnavailable(InfrastructureError):
     """The requested executor cannot run here (no Docker engine, no image)."""
+
+
+class EngineUnavailable(InfrastructureError):
+    """An engine command the shell could not start (exit 127 not found, 126 not executable): no verdict on
+    the code, and no iteration spent."""
 
 
 class EngineError(SprintflowError):

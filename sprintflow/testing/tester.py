@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sprintflow.errors import ConfigError, InputError
+from sprintflow.errors import ConfigError, EngineUnavailable, InputError
 from sprintflow.evaluate.canary import runner_of
 from sprintflow.evaluate.executors import CommandSpec, Executor
 from sprintflow.evaluate.mutation import MutationJob, measure
@@ -332,6 +332,8 @@ def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectC
                                        "SPRINTFLOW_TESTS_DIR": settings.tests_dir,
                                        "SPRINTFLOW_CONTRACT_ID": contract.contract_id}))
     restored = snapshot.restore()
+    if reply.could_not_start:  # nothing was asked of it: no tests to judge, and the step runs again next time
+        raise EngineUnavailable(f"the tester {reply.reason}")
     tree = judged() if judged is not None else _workspace_tree(workspace)
     try:
         test_run, outcome, mutation = _run_tests(tree, settings, command, executor, contract, run_id)

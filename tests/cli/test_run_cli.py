@@ -48,6 +48,17 @@ def test_an_engine_that_cannot_start_is_no_verdict_and_spends_no_iteration(prefe
     assert sprintflow("status", str(workspace), "--contracts", ".sprintflow/contracts").returncode == 0
 
 
+def test_a_tester_engine_that_cannot_start_is_no_verdict_and_spends_no_iteration(prefect_api_url, tmp_path):
+    workspace = make_workspace(tmp_path / "ws")
+    env = {"PREFECT_API_URL": prefect_api_url, "PREFECT_LOGGING_LEVEL": "ERROR",
+           "SPRINTFLOW_TESTER_ENGINE": "no-such-tester-xyz"}
+    run = sprintflow("run", str(workspace), "--engine", f"python3 {ENGINE}", "--executor", "local", env=env)
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    assert "the tester engine could not start (exit 127)" in run.stderr
+    rows = [json.loads(line) for line in sprintflow("status", str(workspace), "--json").stdout.splitlines()]
+    assert rows[0]["iterations"] == 0 and rows[0]["status"] != "needs-rework"
+
+
 def test_run_input_errors_exit_2_and_touch_nothing(tmp_path):
     workspace = make_workspace(tmp_path / "ws")
     before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
