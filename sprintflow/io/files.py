@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from sprintflow.errors import DiskFull
 
-from .confine import clear_way, open_regular
+from .confine import NotRegular, clear_way, open_regular
 from .documents import loads_json
 from .layout import STATE_DIR, STATE_GITIGNORE
 
@@ -238,7 +238,10 @@ def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
         handle = open_regular(path)
     except FileNotFoundError:
         return
-    except OSError as exc:  # a FIFO, a folder, unreadable: one problem, never a wait
+    except NotRegular as exc:  # a FIFO, a socket, a device: one problem (it names the file), never a wait
+        yield NdjsonLine(0, None, str(exc.strerror))
+        return
+    except OSError as exc:  # a folder, unreadable
         yield NdjsonLine(0, None, f"{path}: cannot be read: {exc.strerror or exc}")
         return
     with handle:

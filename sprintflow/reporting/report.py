@@ -129,7 +129,7 @@ def _summary(report: Report) -> list[str]:
     if report.synthetic:
         lines.append(f"  SYNTHETIC DEMO DATA, not a real history: {report.synthetic}")
     if not c["evaluations"]:
-        return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"]
+        return lines + ["  no evaluations recorded yet: run `sprintflow evaluate` first"] + _problem_lines(report)
     lines += _trend_lines(t["pass-rate-by-week"])
     lines.append(f"  first-pass yield {_rate(t['first-pass-yield'].iloc[0], 'yield')}")
     lines += _green_line(t["time-to-green"]) + _strategy_lines(t) + _coverage_line(t["criteria-coverage-summary"])
@@ -137,11 +137,17 @@ def _summary(report: Report) -> list[str]:
     lines += _flaky_test_line(t["flaky-tests"])
     lines += _bug_line(t["bug-summary"]) + _score_lines(t["score-by-prompt"], t["score-epochs"])
     lines += _cost_line(t["cost-per-sprint"]) + _kill_rate_lines(t["kill-rates"])
-    if report.problems:
-        lines.append(f"  {len(report.problems)} unreadable lines or files skipped:")
-        lines += [f"    {problem}" for problem in report.problems[:SHOWN_PROBLEMS]]
-        if len(report.problems) > SHOWN_PROBLEMS:
-            lines.append(f"    … and {len(report.problems) - SHOWN_PROBLEMS} more, listed in the HTML report")
+    return lines + _problem_lines(report)
+
+
+def _problem_lines(report: Report) -> list[str]:
+    """What was skipped, said whether or not anything else was readable."""
+    if not report.problems:
+        return []
+    lines = [f"  {len(report.problems)} unreadable lines or files skipped:"]
+    lines += [f"    {problem}" for problem in report.problems[:SHOWN_PROBLEMS]]
+    if len(report.problems) > SHOWN_PROBLEMS:
+        lines.append(f"    … and {len(report.problems) - SHOWN_PROBLEMS} more, listed in the HTML report")
     return lines
 
 

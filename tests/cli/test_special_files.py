@@ -28,3 +28,14 @@ def test_a_fifo_is_refused_at_once(tmp_path, args, fifo):
     done = _sprintflow(*args, cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "a FIFO, not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_report_skips_a_fifo_ledger_and_says_so(tmp_path):
+    # The report reads many workspaces' ledgers: one that is not a file is skipped and named, never waited on,
+    # also when no evaluation was readable (the summary used to end before its problems).
+    os.makedirs(tmp_path / ".sprintflow")
+    os.mkfifo(tmp_path / ".sprintflow" / "bugs.ndjson")
+    done = _sprintflow("report", ".", "--out", str(tmp_path / "out"), "--no-flow", cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert f"{tmp_path / '.sprintflow' / 'bugs.ndjson'}: a FIFO, not a regular file" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
