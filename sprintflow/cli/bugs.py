@@ -50,7 +50,10 @@ def bugs() -> None:
 @_common
 def list_command(workspace: Path, as_json: bool, unit: str | None,
                  statuses: tuple[str, ...]) -> None:
-    """List the current state of every bug, oldest first."""
+    """List the current state of every bug, oldest first.
+
+    Exit codes: 0 listed, 2 no such workspace, or a ledger that is not a regular file.
+    """
     found = list_bugs(_fold(workspace), unit=unit, statuses=statuses or None)
     if as_json:
         _echo_json([bug.model_dump(mode="json") for bug in found])
@@ -65,7 +68,10 @@ def list_command(workspace: Path, as_json: bool, unit: str | None,
 @click.argument("bug_id")
 @_common
 def show(workspace: Path, as_json: bool, bug_id: str) -> None:
-    """Show one bug's current state and its history."""
+    """Show one bug's current state and its history.
+
+    Exit codes: 0 shown, 2 no such bug or workspace, or a ledger that is not a regular file.
+    """
     bug = _fold(workspace).bugs.get(bug_id)
     if bug is None:
         raise InputError(f"no bug {bug_id!r} in {WorkspaceLayout(workspace).bugs_file}")
@@ -90,7 +96,10 @@ def show(workspace: Path, as_json: bool, bug_id: str) -> None:
 @_common
 def transition(workspace: Path, as_json: bool, bug_id: str, to: str, by: str,
                fix_refs: tuple[str, ...]) -> None:
-    """Move a bug to a new status; an illegal move exits 2 and writes nothing."""
+    """Move a bug to a new status; an illegal move exits 2 and writes nothing.
+
+    Exit codes: 0 moved, 2 an illegal move, no such bug or workspace, or a bad option (nothing written).
+    """
     bug = transition_bug(WorkspaceLayout(workspace).bugs_file, bug_id, to, by=by, fix_refs=fix_refs)
     if as_json:
         _echo_json(bug.model_dump(mode="json"))

@@ -35,6 +35,9 @@ def build(workspace: Path | None, tag: str, packages: tuple[str, ...], mirror: s
     dependencies installed from its lockfiles in a setup step that alone has
     network. Prints the image name; a second run with unchanged lockfiles finds
     everything cached. A declared runtime that cannot be provided exits 3.
+
+    Exit codes: 0 built (or already cached), 2 bad input (no such workspace, a bad option),
+    3 no Docker engine answers, the build failed, or a declared runtime cannot be provided.
     """
     if workspace is None:
         from sprintflow.sandbox.image import build_sandbox_image
@@ -73,6 +76,8 @@ def prune(keep: int, older_than_days: float | None, dry_run: bool) -> None:
     volumes), the runtime layers they build on, and the downloads those need;
     removes the rest. Layers in use by a running container are kept. The base
     images (sprintflow-sandbox:latest, sprintflow-base:*) are never removed.
+
+    Exit codes: 0 pruned (with --dry-run: listed), 2 a bad option, 3 no Docker engine answers.
     """
     from sprintflow.sandbox.prune import prune_sandbox
 
@@ -87,7 +92,10 @@ def prune(keep: int, older_than_days: float | None, dry_run: bool) -> None:
 
 @sandbox.command()
 def sweep() -> None:
-    """Remove leftover sprintflow containers: those past their deadline (a killed run left them)."""
+    """Remove leftover sprintflow containers: those past their deadline (a killed run left them).
+
+    Exit codes: 0 swept (the count may be 0), 3 no Docker engine answers.
+    """
     from sprintflow.evaluate.docker_host import sweep_containers
 
     click.echo(f"removed {sweep_containers()} container(s)")

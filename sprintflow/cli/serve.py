@@ -41,6 +41,9 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     (default 10 s) is how often it looks for runs. A deployment run never falls back to
     the host: with executor auto and no Docker engine it ends Failed (NoVerdict); serve
     warns at start when no engine answers.
+
+    Exit codes: 0 stopped with Ctrl-C, 2 a bad deployments file or option, 3 the Prefect server
+    does not answer or cannot be started.
     """
     from sprintflow.server import ensure_prefect_api
     from sprintflow.serving import load_prefect_yaml

@@ -67,6 +67,9 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, p
       PREFECT_API_DATABASE_CONNECTION_URL  Postgres for a server many machines share
       PREFECT_SERVER_ANALYTICS_ENABLED     set to false here (no telemetry, no internet needed)
     Then point clients at it: PREFECT_API_URL=http://HOST:PORT/api.
+
+    Exit codes: 130 stopped by Ctrl-C or SIGTERM, the server's own code if it ends by itself
+    (--background: 0 once it answers), 2 bad options, 3 the port is in use, or it exited or never answered.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -132,7 +135,10 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 @server.command()
 def stop() -> None:
-    """Stop the background server of PREFECT_HOME (only the one sprintflow started, by its pid)."""
+    """Stop the background server of PREFECT_HOME (only the one sprintflow started, by its pid).
+
+    Exit codes: 0 stopped, or none was running (it says which).
+    """
     stopped = stop_background_server()
     if stopped is None:
         click.echo(f"sprintflow: no background server runs for {prefect_home()}", err=True)
@@ -178,6 +184,8 @@ def limits(docker_slots: int | None, docker_host: str | None) -> None:
 
     The DockerExecutor holds one slot of ``docker-host-<host>`` while each
     container lives, whenever a Prefect API is configured.
+
+    Exit codes: 0 created or updated (it prints the limit), 2 a bad option, 3 the Prefect server does not answer.
     """
     from sprintflow.server import ensure_prefect_api
 

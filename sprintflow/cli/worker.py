@@ -24,6 +24,9 @@ def image(tag: str, base: str) -> None:
     (sprintflow-runner-deps:<hash>), so a rebuild after a code change takes seconds;
     an image whose sources did not change is reused as it is.
 
+    Exit codes: 0 built or reused (it prints the tag), 2 a bad option, 3 no Docker engine answers or the
+    build failed.
+
     \b
     Then: prefect work-pool create sprintflow-docker --type docker \\
             --base-job-template deployments/work-pools/docker-job-template.json

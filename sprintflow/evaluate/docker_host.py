@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sprintflow.concurrency import LEASE_S, held_slot, limit_exists, release_lease
+from sprintflow.errors import ExecutorUnavailable
 from sprintflow.io.owner import owner_gone, owner_label
 
 __all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_limit_name", "docker_host_slot", "owner_label",
@@ -75,14 +76,17 @@ def sweep_containers(*, orphans_only: bool = False) -> int:
     ``orphans_only``, containers past their deadline (a live executor removes its own
     container before it). Containers of running evaluations are never touched.
     Returns how many were removed.
+
+    Raises:
+        ExecutorUnavailable: no Docker engine answers (a sweep that cannot look must not say "removed 0").
     """
     import docker
     from docker.errors import DockerException
 
     try:
         containers = docker.from_env(timeout=10).containers.list(all=True, filters={"label": f"{LABEL}=true"})
-    except DockerException:
-        return 0
+    except DockerException as exc:
+        raise ExecutorUnavailable(f"Docker engine unavailable: {exc}") from None
     now, removed = time.time(), 0
     for container in containers:
         labels = container.labels
@@ -108,7 +112,10 @@ def reconcile_once() -> None:
     if _reconciled.is_set():
         return
     _reconciled.set()
-    removed = sweep_containers(orphans_only=True)
+    try:
+        removed = sweep_containers(orphans_only=True)
+    except ExecutorUnavailable:
+        return  # the container that follows says so, where it is needed
     if removed:
         logger.warning("removed %d container(s) left by a killed sprintflow run, and released their slots",
                        removed)

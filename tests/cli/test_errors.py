@@ -74,3 +74,22 @@ def test_a_crashed_test_run_is_no_verdict_exit_3(tmp_path):
     run = sprintflow("testrun", "parse", str(report), "--format", "vitest")
     assert run.returncode == 3 and json.loads(run.stdout)["next_action"] == "retry_tester"
     assert run.stderr.startswith(f"error: {report}: the vitest report lists no test")
+
+
+def test_every_command_says_its_exit_codes_in_its_help():
+    # Walks the real command tree, so a command added without its exit codes fails here.
+    import click
+
+    from sprintflow.cli import cli
+
+    def leaves(command: click.Command, path: tuple[str, ...]):
+        if isinstance(command, click.Group):
+            context = click.Context(command)
+            for name in command.list_commands(context):
+                yield from leaves(command.get_command(context, name), (*path, name))
+        if not isinstance(command, click.Group) or command.invoke_without_command:
+            yield path, command
+
+    missing = [" ".join(path) for path, command in leaves(cli, ()) if path
+               and "exit codes" not in (command.help or "").lower()]
+    assert missing == []
