@@ -1,8 +1,10 @@
 """The lines a change touched: the judged tree's source files against the sprint's baseline.
 
-Only source files count: tests, configuration, documentation and the areas the judge never
-judges are not mutated (a mutant of a test says nothing about the tests). Lines are those of the
-judged file, as inclusive ranges; a deletion leaves nothing to mutate.
+Every changed file of the language counts, whatever its name (the areas the judge never judges
+aside): a file is left out as a test only when the mutation run's own test runner collected tests
+from it. A name such as ``src/calc/test_util.py``, ``tests/helpers.py`` or ``conftest.py`` proves
+nothing: code there that the package imports is code under test. Lines
+are those of the judged file, as inclusive ranges; a deletion leaves nothing to mutate.
 
 Example:
     >>> changed_ranges("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
@@ -19,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sprintflow.judge.areas import excluded_area, is_config, is_documentation, is_test
+from sprintflow.judge.areas import excluded_area
 
 __all__ = ["MAX_CHANGED_FILES", "ChangedFile", "changed_files", "changed_ranges"]
 
@@ -30,7 +32,7 @@ _MAX_SOURCE_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class ChangedFile:
-    """One source file the change touched, and where."""
+    """One file of the language the change touched, and where."""
 
     path: str
     """Relative to the tree, POSIX."""
@@ -78,8 +80,7 @@ def _sources(tree: Path, suffixes: tuple[str, ...]) -> Iterable[str]:
         dirs[:] = sorted(d for d in dirs if excluded_area((base / d).as_posix(), d, True) is None)
         for name in sorted(files):
             rel = (base / name).as_posix()
-            if name.endswith(suffixes) and not (is_test(rel) or is_config(rel) or is_documentation(rel)) \
-                    and excluded_area(rel, name, False) is None and not name.startswith(("conftest", "setup.")):
+            if name.endswith(suffixes) and excluded_area(rel, name, False) is None:
                 yield rel
 
 
