@@ -222,13 +222,14 @@ def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner
              mutant_timeout: float) -> str:
     """Stryker's config: the changed lines (a spread of them when there are more than the mutant cap:
     Stryker has no cap of its own), its JSON report, one test process (the machine's other core is the
-    judge's)."""
+    judge's). In place: the layer is already a throwaway copy of the judged tree, so Stryker's own copy
+    of the project (its sandbox, most of its start-up) is not made."""
     config = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
               "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in _spread_lines(changes, c,
                                                                                                    settings)],
               "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
               "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
-              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True,
+              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True, "inPlace": True,
               "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
               "disableTypeChecks": True}
     (layer / FOLDER / "stryker.json").write_text(json.dumps(config), encoding="utf-8")
