@@ -64,9 +64,9 @@ def main(job_path: str) -> int:
     for rel in ranges:
         for stale in (Path(rel).parent / "__pycache__").glob(f"{Path(rel).stem}.*.pyc"):
             stale.unlink()
-    candidates = [spec for spec in _mutations(ranges) if _wanted(spec, ranges)]
     deadline = time.monotonic() + float(job["budget"])
-    run = _OnePytest(job, deadline)
+    run = _OnePytest(job, deadline)  # pytest starts and collects while cosmic-ray finds the mutations
+    candidates = [spec for spec in _mutations(ranges) if _wanted(spec, ranges)]
     # A changed file is a test only when the runner collected tests from it; every other one is mutated,
     # whatever its name (untested code in ``src/test_util.py`` or a ``conftest.py`` is code under test).
     tests = run.collected()
