@@ -34,7 +34,7 @@ from .excerpt import combined_output
 from .executors import CommandSpec
 from .inference import ReportSpec, infer_report
 from .mutation import measure, with_mutation
-from .outcomes import Reference, judge_outcomes, reference_of
+from .outcomes import judge_outcomes, reference_of
 from .parsers import ParsedReport, parse_report
 from .plan import EvaluationPlan
 from .strategies import Judged, Strategy
@@ -59,17 +59,16 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     if changed:
         result = _modified_sources(judged.result, changed)
     else:
-        judged = _again_if_failed(plan, strategy, plugin, judged)
-        result = _mutation_checked(plan, strategy, plugin, record_tests(plan, judged), judged.reference)
+        result = _mutation_checked(plan, strategy, plugin,
+                                   record_tests(plan, _again_if_failed(plan, strategy, plugin, judged)))
     store_cached_result(plan, strategy, result)
     return result
 
 
 def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
-                      result: StrategyResult, reference: Reference | None) -> StrategyResult:
+                      result: StrategyResult) -> StrategyResult:
     """A passed test run's mutation check (:mod:`.mutation`), in a layer of its own: the judged tree
-    without the run's canaries or anything the run wrote. The files whose failing canary failed in the
-    run are tests (the runner collected tests from them); every other changed file may be code."""
+    without the run's canaries or anything the run wrote."""
     job = plan.mutation_of(strategy)
     spec, command = plugin.report_spec(plan.source), plugin.command() or ""
     runner = runner_of(spec.format if spec else None, command)
@@ -81,8 +80,7 @@ def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: St
                 and is_held_out(c.custom_command, plan.project.sprint.held_out)]
     with plan.evaluation_view.layer(f"{plan.layer_of(strategy)}-mutation", below=plan.below(strategy)) as root:
         mutation = measure(job, runner, root, plan.executor, [command, *held_out], (result.duration_ms or 0) / 1000,
-                           network=strategy.network, image=strategy.image,
-                           tests=reference.canaries if reference else ())
+                           network=strategy.network, image=strategy.image)
     return with_mutation(result, mutation)
 
 

@@ -41,7 +41,6 @@ import json
 import secrets
 import shlex
 import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,16 +101,13 @@ class MutationJob:
 
 
 def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, commands: list[str],
-            unmutated_s: float, network: bool = False, image: str | None = None,
-            tests: Collection[str] = ()) -> MutationResult | None:
+            unmutated_s: float, network: bool = False, image: str | None = None) -> MutationResult | None:
     """Mutate the changed lines in ``layer`` and run the judging tests against each mutant; None when the
-    change touched no file of the runner's language.
+    change touched no source file of the runner's language.
 
     ``commands`` are the test commands that judge (the strategy's, then the held-out evals'): with
-    cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config.
-    ``tests`` are files the judged run's report proved the runner collected tests from (their canaries
-    ran): not handed to the tool at all; the tool's own run tells the rest."""
-    changes = [change for change in job.changes(runner) if change.path not in tests]
+    cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config."""
+    changes = job.changes(runner)
     if not changes:
         return None
     tool = "cosmic-ray" if runner == "pytest" else "Stryker"
