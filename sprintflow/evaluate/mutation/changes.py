@@ -1,10 +1,11 @@
-"""The lines a change touched: the judged tree's source files against the sprint's baseline.
+"""The lines a change touched: the judged tree's files of a language against the sprint's baseline.
 
 Every changed file of the language counts, whatever its name (the areas the judge never judges
 aside): a file is left out as a test only when the mutation run's own test runner collected tests
-from it (a canary appended to a file proves nothing: it runs too when a test imports that module). A name such as ``src/calc/test_util.py``, ``tests/helpers.py`` or ``conftest.py`` proves
-nothing: code there that the package imports is code under test. Lines
-are those of the judged file, as inclusive ranges; a deletion leaves nothing to mutate.
+from it (a canary appended to a file proves nothing: it runs too when a test imports that module).
+A name such as ``src/calc/test_util.py``, ``tests/helpers.py`` or ``conftest.py`` proves nothing
+either: code there that the package imports is code under test. Lines are those of the judged
+file, as inclusive ranges; a deletion leaves nothing to mutate.
 
 Example:
     >>> changed_ranges("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
