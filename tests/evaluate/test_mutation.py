@@ -84,10 +84,11 @@ def test_only_the_changed_source_lines_are_mutated(measured):
     assert mutation is not None and mutation.status == "measured" and mutation.tool.startswith("cosmic-ray 8.")
     # Every changed Python file is handed to the runner; the unchanged total is not mutated.
     assert {c.path: c.lines for c in job.changes("pytest")} == {
-        "src/shop/__init__.py": ((3, 20),), "src/shop/test_util.py": ((1, 2),), "tests/test_discount.py": ((1, 12),)}
+        "src/shop/__init__.py": ((5, 8), (11, 14), (17, 20)), "src/shop/test_util.py": ((1, 2),),
+        "tests/test_discount.py": ((1, 2), (5, 7), (10, 12))}  # split at blank lines: nothing to mutate there
     # The file pytest collected tests from is the test: its functions are not mutated, test_util's are.
     assert {f.function for f in mutation.functions} == {"discount", "label", "shout", "half"}
-    assert all(3 <= f.line <= 20 for f in mutation.functions if f.file == "src/shop/__init__.py")
+    assert all(5 <= f.line <= 20 for f in mutation.functions if f.file == "src/shop/__init__.py")
     assert mutation.mutants <= 16 and mutation.kill_rate is not None
 
 

@@ -10,8 +10,8 @@ file, as inclusive ranges; a deletion leaves nothing to mutate.
 Example:
     >>> changed_ranges("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
     ((2, 2), (4, 4))
-    >>> changed_ranges("", "x = 1\\ny = 2\\n")
-    ((1, 2),)
+    >>> changed_ranges("", "x = 1\\ny = 2\\n\\nz = 3\\n")
+    ((1, 2), (4, 4))
 """
 
 from __future__ import annotations
@@ -46,10 +46,22 @@ class ChangedFile:
 
 
 def changed_ranges(before: str, after: str) -> tuple[tuple[int, int], ...]:
-    """The line ranges of ``after`` that are not in ``before``."""
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    return tuple((j1 + 1, j2) for tag, _, _, j1, j2 in matcher.get_opcodes()
-                 if tag in ("replace", "insert") and j2 > j1)
+    """The line ranges of ``after`` that are not in ``before``, split at blank lines (nothing to mutate
+    there, and a spread of lines under the mutant cap must not land on them)."""
+    lines = after.splitlines()
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), lines, autojunk=False)
+    found: list[tuple[int, int]] = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag not in ("replace", "insert"):
+            continue
+        start = None
+        for index in range(j1, j2 + 1):
+            if index < j2 and lines[index].strip():
+                start = index if start is None else start
+            elif start is not None:
+                found.append((start + 1, index))
+                start = None
+    return tuple(found)
 
 
 def changed_files(tree: Path, baseline_text: Callable[[str], str | None], suffixes: Iterable[str]
