@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.evaluate.executors import LocalExecutor
-from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, untested, with_mutation
+from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, summarize, untested, with_mutation
 from sprintflow.evaluate.mutation import _spread_lines as spread_lines
 from sprintflow.evaluate.mutation import _stryker_report as stryker_report
 from sprintflow.evaluate.mutation.changes import ChangedFile, changed_files, changed_ranges
@@ -24,11 +24,15 @@ from sprintflow.schemas.strategies import MutationSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
 RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/evaluate/runners/mutate_python.py"
+FUNCTIONS = RUNNER.with_name("stryker_functions.cjs")
+TS_APP = Path(__file__).resolve().parents[2] / "examples/ts-app"
 
 BEFORE = {
     "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n',
     "src/shop/__init__.py": "def total(prices):\n    return sum(prices)\n",
     "tests/test_total.py": "from shop import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+    "evals/test_label.py": "from shop import label\n\n\ndef test_label():\n"
+                           "    assert label(20) == 'dear' and label(5) == 'cheap'\n",
 }
 CHANGE = {
     # discount: the unit tests check it; label: only the held-out eval does; shout: called, never checked.
@@ -37,11 +41,12 @@ CHANGE = {
     + "    return price - price * percent / 100\n"
     + "\n\ndef label(price):\n    if price > 10:\n        return 'dear'\n    return 'cheap'\n"
     + "\n\ndef shout(text):\n    if len(text) > 3:\n        return text.upper()\n    return text\n",
-    "tests/test_discount.py": "from shop import discount, shout\n\n\ndef test_discount():\n"
+    "tests/test_discount.py": "from shop import discount, shout\nfrom shop.test_util import half\n\n\n"
+                              "def test_discount():\n"
                               "    assert discount(200, 10) == 180\n    assert discount(50, 150) == 0\n\n\n"
-                              "def test_shout_runs():\n    shout('hello')\n",
-    "evals/test_label.py": "from shop import label\n\n\ndef test_label():\n"
-                           "    assert label(20) == 'dear' and label(5) == 'cheap'\n",
+                              "def test_shout_runs():\n    shout('hello')\n    half(4)\n",
+    # Named like a test, but no test is collected from it: code under test like any other.
+    "src/shop/test_util.py": "def half(x):\n    return x / 2\n",
 }
 
 
@@ -62,7 +67,7 @@ def measured(tmp_path_factory):
     before = {p.relative_to(tree.root).as_posix(): p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
     executor = LocalExecutor().for_tree(tree)
     view = open_view(tree.root)
-    job = MutationJob(MutationSettings(max_mutants=9), tree.root, workspace, "pin-mutation")
+    job = MutationJob(MutationSettings(max_mutants=16), tree.root, workspace, "pin-mutation")
     try:
         with view.layer("unit-test-mutation") as layer:
             mutation = measure(job, "pytest", layer, executor, ["python3 -m pytest -q -p no:cacheprovider tests",
@@ -77,11 +82,14 @@ def measured(tmp_path_factory):
 def test_only_the_changed_source_lines_are_mutated(measured):
     mutation, job, _, _ = measured
     assert mutation is not None and mutation.status == "measured" and mutation.tool.startswith("cosmic-ray 8.")
-    [changed] = job.changes("pytest")  # the tests and the unchanged total are not mutated
-    assert changed.path == "src/shop/__init__.py" and changed.lines == ((3, 20),)
-    assert {f.function for f in mutation.functions} == {"discount", "label", "shout"}
-    assert all(3 <= f.line <= 20 for f in mutation.functions)
-    assert mutation.mutants <= 9 and mutation.kill_rate is not None
+    # Every changed Python file is handed to the runner; the unchanged total is not mutated.
+    assert {c.path: c.lines for c in job.changes("pytest")} == {
+        "src/shop/__init__.py": ((5, 8), (11, 14), (17, 20)), "src/shop/test_util.py": ((1, 2),),
+        "tests/test_discount.py": ((1, 2), (5, 7), (10, 12))}  # split at blank lines: nothing to mutate there
+    # The file pytest collected tests from is the test: its functions are not mutated, test_util's are.
+    assert {f.function for f in mutation.functions} == {"discount", "label", "shout", "half"}
+    assert all(5 <= f.line <= 20 for f in mutation.functions if f.file == "src/shop/__init__.py")
+    assert mutation.mutants <= 16 and mutation.kill_rate is not None
 
 
 def test_a_function_whose_tests_pass_whatever_it_does_fails_the_criterion_at_its_line(measured):
@@ -89,9 +97,11 @@ def test_a_function_whose_tests_pass_whatever_it_does_fails_the_criterion_at_its
     by_name = {f.function: f for f in mutation.functions}
     assert by_name["discount"].killed >= 1 and by_name["shout"].killed == 0 and by_name["shout"].mutants >= 1
     assert by_name["label"].killed >= 1  # the held-out eval is one of the judging tests
-    [finding] = untested(mutation)
+    assert by_name["half"].killed == 0
+    finding, helper = untested(mutation)
     assert (finding.file, finding.code) == ("src/shop/__init__.py", "untested-change")
     assert 16 <= finding.line <= 20 and "none of" in finding.message and "shout" in finding.message
+    assert (helper.file, helper.line, helper.code) == ("src/shop/test_util.py", 2, "untested-change")
     passed = StrategyResult(strategy="unit-test", required=True, result=Outcome.passed, details="3 tests passed.")
     failed = with_mutation(passed, mutation)
     assert failed.result is Outcome.failed and failed.mutation == mutation
@@ -134,15 +144,29 @@ def test_stryker_is_named_with_the_command_that_installs_it(tmp_path):
     assert _stryker_missing(tmp_path, "vitest") is None
 
 
-def test_strykers_own_report_is_read_per_changed_block(tmp_path):
-    """A report Stryker 9.6 wrote for the TypeScript example (src/store.ts:22-47 mutated)."""
+def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds(tmp_path):
+    """A report Stryker 9.6 wrote for the TypeScript example (src/store.ts:22-47 mutated): each mutant
+    belongs to its own function (two in one changed block are two), by the project's TypeScript."""
     (tmp_path / FOLDER).mkdir()
     shutil.copyfile(FIXTURES / "stryker-ts-app.json", tmp_path / FOLDER / "report.json")
-    tool, mutants = stryker_report(tmp_path, [ChangedFile("src/store.ts", ((22, 35), (36, 47)))])
+    # Without the map of functions, each changed line stands alone.
+    tool, mutants = stryker_report(tmp_path, [])
     assert tool == "Stryker 9.6.1" and len(mutants) == 42
     assert {m.status for m in mutants} <= {"killed", "survived", "timeout", "error", "not-run"}
     assert sum(m.status == "killed" for m in mutants) == 25
-    assert {m.function for m in mutants} == {"lines 22-35", "lines 36-47"}
+    assert {m.function for m in mutants} == {f"line {m.line}" for m in mutants}
+    (tmp_path / "node_modules").symlink_to(TS_APP / "node_modules")  # the project's own TypeScript
+    subprocess.run(["node", str(FUNCTIONS), f"{FOLDER}/report.json", f"{FOLDER}/functions.json"], cwd=tmp_path,
+                   check=True, timeout=60)
+    _, mutants = stryker_report(tmp_path, [])
+    assert {m.function for m in mutants} == {"normalizeTitle", "summarize"}
+    found = summarize("Stryker", mutants, None)
+    assert [f.function for f in found.functions if f.killed == 0] == ["summarize"]
+    # A file the runner collected tests from is a test, whatever its name: its mutants are not counted.
+    report = json.loads((tmp_path / FOLDER / "report.json").read_text())
+    report["testFiles"]["src/store.ts"] = {"tests": [{"id": "99", "name": "a test in a source file"}]}
+    (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
+    assert stryker_report(tmp_path, [])[1] == []
     # A damaged report is an error the judge reports (the check then fails), never a crash.
     (tmp_path / FOLDER / "report.json").write_text('{"files": {"src/store.ts": {"mutants": [{"status": 1}]}}}')
     with pytest.raises((KeyError, TypeError, ValueError)):
@@ -152,12 +176,14 @@ def test_strykers_own_report_is_read_per_changed_block(tmp_path):
 def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
     assert changed_ranges("a\nb\n", "a\nb\n") == ()
     assert changed_ranges("a\nb\nc\n", "a\nc\n") == ()  # a deletion leaves nothing to mutate
-    for rel, text in {"src/m.py": "x = 2\n", "tests/test_m.py": "x = 3\n", "setup.py": "", "conftest.py": "",
-                      "docs/m.py": "", "node_modules/p/i.js": "", "src/big.py": "é" * 10}.items():
+    for rel, text in {"src/m.py": "x = 2\n", "tests/test_m.py": "x = 3\n", "setup.py": "", "conftest.py": "x = 4\n",
+                      "docs/m.py": "", "node_modules/p/i.js": "x", "src/big.py": "é" * 10}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     found = changed_files(tmp_path, {"src/m.py": "x = 1\n"}.get, (".py", ".js"))
-    assert [(c.path, c.lines) for c in found] == [("src/big.py", ((1, 1),)), ("src/m.py", ((1, 1),))]
+    # Names decide nothing (the mutation run tells the tests); dependencies and empty files are left out.
+    assert [(c.path, c.lines) for c in found] == [("conftest.py", ((1, 1),)), ("src/big.py", ((1, 1),)),
+                                                  ("src/m.py", ((1, 1),)), ("tests/test_m.py", ((1, 1),))]
 
 
 def test_strykers_lines_are_spread_under_the_cap():

@@ -105,6 +105,14 @@ VERDICTS = [
     ("untested_addition", "python", "docker", "unit-test"),
     ("weak_assertion_addition", "python", "local", "unit-test"),
     ("untested_addition_js", "ts", "local", "unit-test"),
+    ("untested_in_test_named_module", "python", "local", "unit-test"),
+    ("untested_in_test_named_module", "python", "docker", "unit-test"),
+    ("untested_in_tests_helpers", "python", "local", "unit-test"),
+    ("untested_in_spec_js", "ts", "local", "unit-test"),
+    ("untested_in_spec_js", "ts", "docker", "unit-test"),
+    ("untested_in_test_folder_js", "ts", "local", "unit-test"),
+    ("untested_beside_tested_js", "ts", "local", "unit-test"),
+    ("untested_beside_tested_js", "ts", "docker", "unit-test"),
 ]
 
 HONEST = [
@@ -125,6 +133,10 @@ HONEST = [
     ("honest_tested_addition", "python", "local"),
     ("honest_tested_addition", "python", "docker"),
     ("honest_tested_addition", "ts", "local"),
+    ("honest_tested_helper_module", "python", "local"),
+    ("honest_tested_helper_module", "python", "docker"),
+    ("honest_tested_helper_module", "ts", "local"),
+    ("honest_two_functions_js", "ts", "local"),
 ]
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",

@@ -7,7 +7,12 @@ command against each mutant, in a layer of its own (the judged tree, without the
 
 * **pytest**: cosmic-ray, through its runner in ``evaluate/runners/mutate_python.py``;
 * **vitest, jest**: Stryker (``@stryker-mutator/core`` and the runner's plugin, from the project's
-  own ``node_modules``: a project without them is told how to add them, and judged without it).
+  own ``node_modules``: a project without them is told how to add them, and judged without it);
+  its mutants are put in their functions by ``runners/stryker_functions.cjs`` (Stryker names none).
+
+Which changed files are tests is the mutation run's to say, never a name's: every changed file of
+the runner's language is handed to the tool, and those its runner collected tests from are left
+out (the pytest plugin's collection; Stryker's ``testFiles``).
 
 A changed function none of whose mutants was killed fails the criterion, at file:line: "the tests
 pass whatever this code does". A timeout is not a kill; a mutant the tool could not judge counts
@@ -39,7 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from sprintflow.io.confine import read_confined
 from sprintflow.judge.baseline import load_baseline
@@ -116,7 +121,7 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
     if tool == "cosmic-ray":
         run_command = _cosmic_ray(layer, executor, changes, commands, settings, mutant_timeout)
     else:
-        run_command = _stryker(layer, changes, runner, settings, mutant_timeout)
+        run_command = _stryker(layer, executor, changes, runner, settings, mutant_timeout)
     outcome = executor.run(layer, CommandSpec(command=run_command, timeout=settings.budget + mutant_timeout + 60,
                                               network=network, image=image))
     elapsed = int((time.monotonic() - started) * 1000)
@@ -209,22 +214,24 @@ def _stryker_missing(workspace: Path, runner: str) -> str | None:
             f"npm install --save-dev {' '.join(packages)}")
 
 
-def _stryker(layer: Path, changes: list[ChangedFile], runner: str, settings: MutationSettings,
+def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner: str, settings: MutationSettings,
              mutant_timeout: float) -> str:
     """Stryker's config: the changed lines (a spread of them when there are more than the mutant cap:
     Stryker has no cap of its own), its JSON report, one test process (the machine's other core is the
-    judge's)."""
+    judge's). In place: the layer is already a throwaway copy of the judged tree, so Stryker's own copy
+    of the project (its sandbox, most of its start-up) is not made."""
     config = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
               "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in _spread_lines(changes, c,
                                                                                                    settings)],
               "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
               "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
-              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True,
+              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True, "inPlace": True,
               "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
               "disableTypeChecks": True}
     (layer / FOLDER / "stryker.json").write_text(json.dumps(config), encoding="utf-8")
+    functions = shlex.quote(executor.runner("stryker_functions.cjs"))
     return (f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
-            f"run {FOLDER}/stryker.json")
+            f"run {FOLDER}/stryker.json && node {functions} {FOLDER}/report.json {FOLDER}/functions.json")
 
 
 def _spread_lines(changes: list[ChangedFile], change: ChangedFile, settings: MutationSettings
@@ -242,17 +249,47 @@ def _spread_lines(changes: list[ChangedFile], change: ChangedFile, settings: Mut
 
 
 def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:
-    """Stryker's mutation-testing-report-schema JSON, one record per mutant of the changed lines; a mutant
-    belongs to the changed block (hunk) it is in."""
+    """Stryker's mutation-testing-report-schema JSON, one record per mutant of the changed lines.
+
+    A file its ``testFiles`` shows the runner collected tests from is a test: its mutants are dropped
+    (only the run says what a test is, not a name). A mutant belongs to the innermost function around
+    it (``stryker_functions.cjs``, by the project's TypeScript compiler: Stryker names none); without
+    that map, each changed line stands alone (stricter: it needs a killed mutant of its own)."""
     data = json.loads(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
-    blocks = {c.path: c.lines for c in changes}
+    tests = {Path(rel).as_posix() for rel, entry in dict(data.get("testFiles") or {}).items()
+             if list(dict(entry).get("tests") or [])}
+    functions = _stryker_functions(layer)
     mutants = []
     for path, entry in dict(data["files"]).items():
         rel = Path(path).as_posix()
+        if rel in tests:
+            continue
         for mutant in entry["mutants"]:
-            line = int(mutant["location"]["start"]["line"])
-            block = next(((a, b) for a, b in blocks.get(rel, ()) if a <= line <= b), None)
+            start = mutant["location"]["start"]
+            line, column = int(start["line"]), int(start["column"])
             status = _STRYKER_STATUS.get(str(mutant["status"]), "not-run")
             mutants.append(MutantRecord(file=rel, line=line, operator=str(mutant["mutatorName"]), status=status,
-                                        function=f"lines {block[0]}-{block[1]}" if block else f"line {line}"))
+                                        function=_function_at(functions, rel, line, column)))
     return f"Stryker {data.get('framework', {}).get('version', '')}".strip(), mutants
+
+
+class _Span(BaseModel):
+    name: str
+    start: tuple[int, int]
+    end: tuple[int, int]
+
+
+def _stryker_functions(layer: Path) -> dict[str, list[_Span]] | None:
+    """The report's files' functions, or None when they could not be told."""
+    try:
+        data = json.loads(read_confined(layer, f"{FOLDER}/functions.json", MAX_REPORT_BYTES))
+        return TypeAdapter(dict[str, list[_Span]]).validate_python(data["functions"])
+    except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        return None
+
+
+def _function_at(functions: dict[str, list[_Span]] | None, rel: str, line: int, column: int) -> str:
+    if functions is None:
+        return f"line {line}"
+    around = [span for span in functions.get(rel, ()) if span.start <= (line, column) < span.end]
+    return max(around, key=lambda span: span.start).name if around else "<module>"

@@ -1,14 +1,17 @@
-"""The lines a change touched: the judged tree's source files against the sprint's baseline.
+"""The lines a change touched: the judged tree's files of a language against the sprint's baseline.
 
-Only source files count: tests, configuration, documentation and the areas the judge never
-judges are not mutated (a mutant of a test says nothing about the tests). Lines are those of the
-judged file, as inclusive ranges; a deletion leaves nothing to mutate.
+Every changed file of the language counts, whatever its name (the areas the judge never judges
+aside): a file is left out as a test only when the mutation run's own test runner collected tests
+from it (a canary appended to a file proves nothing: it runs too when a test imports that module).
+A name such as ``src/calc/test_util.py``, ``tests/helpers.py`` or ``conftest.py`` proves nothing
+either: code there that the package imports is code under test. Lines are those of the judged
+file, as inclusive ranges; a deletion leaves nothing to mutate.
 
 Example:
     >>> changed_ranges("a\\nb\\nc\\n", "a\\nB\\nc\\nd\\n")
     ((2, 2), (4, 4))
-    >>> changed_ranges("", "x = 1\\ny = 2\\n")
-    ((1, 2),)
+    >>> changed_ranges("", "x = 1\\ny = 2\\n\\nz = 3\\n")
+    ((1, 2), (4, 4))
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sprintflow.judge.areas import excluded_area, is_config, is_documentation, is_test
+from sprintflow.judge.areas import excluded_area
 
 __all__ = ["MAX_CHANGED_FILES", "ChangedFile", "changed_files", "changed_ranges"]
 
@@ -30,7 +33,7 @@ _MAX_SOURCE_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class ChangedFile:
-    """One source file the change touched, and where."""
+    """One file of the language the change touched, and where."""
 
     path: str
     """Relative to the tree, POSIX."""
@@ -43,10 +46,22 @@ class ChangedFile:
 
 
 def changed_ranges(before: str, after: str) -> tuple[tuple[int, int], ...]:
-    """The line ranges of ``after`` that are not in ``before``."""
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    return tuple((j1 + 1, j2) for tag, _, _, j1, j2 in matcher.get_opcodes()
-                 if tag in ("replace", "insert") and j2 > j1)
+    """The line ranges of ``after`` that are not in ``before``, split at blank lines (nothing to mutate
+    there, and a spread of lines under the mutant cap must not land on them)."""
+    lines = after.splitlines()
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), lines, autojunk=False)
+    found: list[tuple[int, int]] = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag not in ("replace", "insert"):
+            continue
+        start = None
+        for index in range(j1, j2 + 1):
+            if index < j2 and lines[index].strip():
+                start = index if start is None else start
+            elif start is not None:
+                found.append((start + 1, index))
+                start = None
+    return tuple(found)
 
 
 def changed_files(tree: Path, baseline_text: Callable[[str], str | None], suffixes: Iterable[str]
@@ -78,8 +93,7 @@ def _sources(tree: Path, suffixes: tuple[str, ...]) -> Iterable[str]:
         dirs[:] = sorted(d for d in dirs if excluded_area((base / d).as_posix(), d, True) is None)
         for name in sorted(files):
             rel = (base / name).as_posix()
-            if name.endswith(suffixes) and not (is_test(rel) or is_config(rel) or is_documentation(rel)) \
-                    and excluded_area(rel, name, False) is None and not name.startswith(("conftest", "setup.")):
+            if name.endswith(suffixes) and excluded_area(rel, name, False) is None:
                 yield rel
 
 

@@ -8,15 +8,17 @@ of sprintflow. ``python3 mutate_python.py JOB.json`` reads the job the judge wro
      "maxMutants": 24, "budget": 180, "mutantTimeout": 13, "seed": 7,
      "report": ".sprintflow-mutation/report.json"}
 
-and writes ``report`` as ``{"tool": "cosmic-ray 8.7.0", "inProcess": "judged" | why not, "mutants":
-[{"file", "line", "function", "operator", "status"}]}``. Mutants are spread over the changed
-functions, every function getting one before any gets two; the ones left when the budget runs out
-are ``not-run``.
+and writes ``report`` as ``{"tool": "cosmic-ray 8.7.0", "inProcess": "judged" | why not, "testFiles":
+[...], "mutants": [{"file", "line", "function", "operator", "status"}]}``. ``files`` are every
+changed Python file; the ones the first command's pytest collected tests from (``testFiles``) are
+the tests, all others are mutated. Mutants are spread over the changed functions, every function
+getting one before any gets two; the ones left when the budget runs out are ``not-run``.
 
 Two ways to judge a mutant, the fast one first:
 
 * in one run of the first command (``pytest_plugin/sprintflow_mutants.py``, loaded through
-  ``PYTEST_PLUGINS``): collected once, a fork per mutant runs the tests that reach its function;
+  ``PYTEST_PLUGINS``): collected once (which also tells the test files), a fork per mutant runs the
+  tests that reach its function;
 * cosmic-ray's own ``mutate_and_test``: the mutant written to its file, the commands run, the file
   restored. For what the first could not judge (a command that is not pytest, a mutant outside any
   function or of one that ran at import, unmutated tests that fail in one process), and, with the
@@ -29,6 +31,7 @@ import os
 import random
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -61,15 +64,20 @@ def main(job_path: str) -> int:
     for rel in ranges:
         for stale in (Path(rel).parent / "__pycache__").glob(f"{Path(rel).stem}.*.pyc"):
             stale.unlink()
-    chosen = _spread([spec for spec in _mutations(ranges) if _wanted(spec, ranges)], int(job["maxMutants"]),
-                     random.Random(job["seed"]))
     deadline = time.monotonic() + float(job["budget"])
-    in_process = _in_one_pytest(job, chosen, deadline)
+    run = _OnePytest(job, deadline)  # pytest starts and collects while cosmic-ray finds the mutations
+    candidates = [spec for spec in _mutations(ranges) if _wanted(spec, ranges)]
+    # A changed file is a test only when the runner collected tests from it; every other one is mutated,
+    # whatever its name (untested code in ``src/test_util.py`` or a ``conftest.py`` is code under test).
+    tests = run.collected()
+    chosen = _spread([spec for spec in candidates if spec.module_path.as_posix() not in tests],
+                     int(job["maxMutants"]), random.Random(job["seed"]))
+    in_process = run.judge(chosen)
     killed_functions = {_function(spec) for index, spec in enumerate(chosen) if in_process.get(index) == "killed"}
     mutants = [_judged(spec, in_process.get(index), _function(spec) in killed_functions, job, deadline)
                for index, spec in enumerate(chosen)]
     report = {"tool": f"cosmic-ray {version('cosmic-ray')}", "inProcess": in_process.get("clean", "judged"),
-              "mutants": mutants}
+              "testFiles": sorted(tests), "mutants": mutants}
     Path(job["report"]).write_text(json.dumps(report), encoding="utf-8")
     return 0
 
@@ -92,36 +100,69 @@ def _mutations(ranges):
                                    end_pos=end, definition_name=ASTQuery(node).get_definition_name())
 
 
-def _in_one_pytest(job, chosen, deadline) -> dict:
-    """Judge the mutants in one run of the first test command, forked per mutant (the plugin in
-    ``pytest_plugin/``): {index: status}, and "clean" saying why not when it could not."""
-    from cosmic_ray.mutating import MutationVisitor
-    from cosmic_ray.plugins import get_operator
+class _OnePytest:
+    """One run of the first test command with the plugin of ``pytest_plugin/``: it reports the files
+    its tests were collected from, then judges the mutants chosen without them, forked per mutant."""
 
-    folder = Path(job["report"]).parent
-    mutants = []
-    for index, spec in enumerate(chosen):
-        operator = get_operator(spec.operator_name)(**spec.operator_args)
-        source = MutationVisitor.mutate_code(spec.module_path.read_text(encoding="utf-8"), operator, spec.occurrence)
-        if source is not None:
-            mutants.append({"id": index, "file": spec.module_path.as_posix(), "source": source})
-    plugin_job = {"claim": str((folder / "claim").resolve()), "report": str((folder / "in-process.json").resolve()),
-                  "files": list(job["files"]), "mutants": mutants, "budget": max(1.0, deadline - time.monotonic()),
-                  "mutantTimeout": job["mutantTimeout"], "cleanTimeout": 2 * float(job["mutantTimeout"])}
-    job_file = folder / "in-process-job.json"
-    job_file.write_text(json.dumps(plugin_job), encoding="utf-8")
-    plugins = str(Path(__file__).resolve().parent / "pytest_plugin")
-    env = {**os.environ, "PYTEST_PLUGINS": "sprintflow_mutants", "SPRINTFLOW_MUTANTS": str(job_file.resolve()),
-           "PYTHONPATH": os.pathsep.join(p for p in (plugins, os.environ.get("PYTHONPATH")) if p)}
-    try:
-        subprocess.run(["sh", "-c", job["commands"][0]], env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                       timeout=max(1.0, deadline - time.monotonic()))
-        found = json.loads(Path(plugin_job["report"]).read_text(encoding="utf-8"))
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-        return {"clean": f"the test command took no job ({type(exc).__name__})"}
-    statuses = {int(index): status for index, status in found["statuses"].items()}
-    return {**statuses, "clean": found["clean"]} if found["clean"] else statuses
+    def __init__(self, job, deadline):
+        folder = Path(job["report"]).parent.resolve()
+        self.deadline, self.mutants_file = deadline, folder / "in-process-mutants.json"
+        self.job = {"claim": str(folder / "claim"), "report": str(folder / "in-process.json"),
+                    "collected": str(folder / "collected.json"), "mutants": str(self.mutants_file),
+                    "files": list(job["files"]), "budget": max(1.0, deadline - time.monotonic()),
+                    "mutantTimeout": job["mutantTimeout"], "cleanTimeout": 2 * float(job["mutantTimeout"])}
+        job_file = folder / "in-process-job.json"
+        job_file.write_text(json.dumps(self.job), encoding="utf-8")
+        plugins = str(Path(__file__).resolve().parent / "pytest_plugin")
+        env = {**os.environ, "PYTEST_PLUGINS": "sprintflow_mutants", "SPRINTFLOW_MUTANTS": str(job_file),
+               "PYTHONPATH": os.pathsep.join(p for p in (plugins, os.environ.get("PYTHONPATH")) if p)}
+        self.process = subprocess.Popen(["sh", "-c", job["commands"][0]], env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def collected(self) -> set:
+        """The changed files (relative) the runner collected tests from; none when it reported nothing
+        (every changed file is then mutated: fail closed)."""
+        path = Path(self.job["collected"])
+        while not path.is_file() and self.process.poll() is None and time.monotonic() < self.deadline:
+            time.sleep(0.005)
+        try:
+            found = {str(Path(p)) for p in json.loads(path.read_text(encoding="utf-8"))}
+        except (OSError, ValueError):
+            return set()
+        return {rel for rel in self.job["files"] if str(Path(rel).resolve()) in found}
+
+    def judge(self, chosen) -> dict:
+        """{index: status} of the mutants judged in the run, and "clean" saying why not when it could not."""
+        from cosmic_ray.mutating import MutationVisitor
+        from cosmic_ray.plugins import get_operator
+
+        mutants = []
+        for index, spec in enumerate(chosen):
+            operator = get_operator(spec.operator_name)(**spec.operator_args)
+            source = MutationVisitor.mutate_code(spec.module_path.read_text(encoding="utf-8"), operator,
+                                                 spec.occurrence)
+            if source is not None:
+                mutants.append({"id": index, "file": spec.module_path.as_posix(), "source": source})
+        partial = self.mutants_file.with_suffix(".partial")
+        partial.write_text(json.dumps(mutants), encoding="utf-8")
+        os.replace(partial, self.mutants_file)
+        try:
+            self.process.wait(timeout=max(1.0, self.deadline - time.monotonic()))
+            found = json.loads(Path(self.job["report"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            return {"clean": f"the test command took no job ({type(exc).__name__})"}
+        finally:
+            self._stop()
+        statuses = {int(index): status for index, status in found["statuses"].items()}
+        return {**statuses, "clean": found["clean"]} if found["clean"] else statuses
+
+    def _stop(self):
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.wait()
 
 
 def _judged(spec, status, function_killed, job, deadline) -> dict:

@@ -4,6 +4,8 @@ Loaded only by the mutation runner (``mutate_python.py``), through ``PYTEST_PLUG
 project's own test command; it imports nothing of sprintflow. With ``SPRINTFLOW_MUTANTS`` naming
 the runner's job it replaces pytest's run loop:
 
+0. the files tests were collected from are written to the job's ``collected``, and the mutants the
+   runner then chose (of the other changed files) are read from its ``mutants``;
 1. a *clean* child (a fork of the collected session) runs every collected test on the unmutated
    code, recording which functions of the changed files each test calls; unless all pass, no
    mutant is judged here (the runner then runs the test command per mutant instead);
@@ -90,14 +92,29 @@ def pytest_runtestloop(session):
         return None  # another pytest process of this command judges the mutants
     report = {"clean": None, "statuses": {}}
     try:
+        # The files tests were collected from are the tests; the runner chooses the mutants without them.
+        _write(job["collected"], sorted({_resolved(str(item.path)) for item in session.items}))
+        job["mutants"] = _mutants(job)
         _judge(session, job, report)
     finally:
         _write(job["report"], report)
     return True
 
 
+def _mutants(job):
+    """The mutants the runner wrote once it read the collected files (none if it never does)."""
+    path, deadline = Path(job["mutants"]), time.monotonic() + float(job["budget"])
+    while not path.is_file():
+        if time.monotonic() >= deadline:
+            return []
+        time.sleep(_POLL_S)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _judge(session, job, report):
     items = list(session.items)
+    if not job["mutants"]:
+        return
     if session.testsfailed or not items:
         report["clean"] = "collection failed" if session.testsfailed else "no test collected"
         return
