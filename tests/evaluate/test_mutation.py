@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
+import random
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from sprintflow.evaluate.executors import LocalExecutor
 from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, summarize, untested, with_mutation
-from sprintflow.evaluate.mutation import _spread_lines as spread_lines
+from sprintflow.evaluate.mutation import _stryker as stryker_command
 from sprintflow.evaluate.mutation import _stryker_report as stryker_report
 from sprintflow.evaluate.mutation.changes import ChangedFile, changed_files, changed_ranges
 from sprintflow.evaluate.view import open_view
 from sprintflow.judge.baseline import pin_baseline
 from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.schemas import Outcome, StrategyResult
+from sprintflow.schemas.evaluation import MutantRecord
 from sprintflow.schemas.strategies import MutationSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
@@ -186,10 +190,34 @@ def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
                                                   ("src/m.py", ((1, 1),)), ("tests/test_m.py", ((1, 1),))]
 
 
-def test_strykers_lines_are_spread_under_the_cap():
+def test_stryker_mutates_every_changed_line(tmp_path):
+    # A spread of single lines kept no mutant of a signature line, and a whole change went unjudged.
     changes = [ChangedFile("src/a.ts", ((1, 40),)), ChangedFile("src/b.ts", ((5, 6), (50, 50)))]
-    settings = MutationSettings(max_mutants=10)
-    spread_a, spread_b = spread_lines(changes, changes[0], settings), spread_lines(changes, changes[1], settings)
-    assert all(a == b for a, b in spread_a) and 1 <= len(spread_a) <= 11
-    assert {5, 50} <= {a for a, _ in spread_b}  # every changed block keeps a line
-    assert spread_lines(changes[1:], changes[1], settings) == [(5, 6), (50, 50)]  # under the cap: as changed
+    (tmp_path / FOLDER).mkdir()
+    stryker_command(tmp_path, LocalExecutor(), changes, "vitest", MutationSettings(max_mutants=2), 10)
+    config = json.loads((tmp_path / FOLDER / "stryker.json").read_text())
+    assert config["mutate"] == ["src/a.ts:1-40", "src/b.ts:5-6", "src/b.ts:50-50"]
+
+
+def test_a_changed_function_no_mutant_of_which_ran_fails_the_check():
+    def mutant(function, status):
+        return MutantRecord(file="src/a.py", line=3, function=function, operator="op", status=status)
+
+    judged = summarize("cosmic-ray", [mutant("tested", "killed"), mutant("slow", "not-run"),
+                                      mutant("slow", "error")], 100)
+    assert judged.status == "failed" and "src/a.py:3 slow" in judged.reason
+    assert "1 not run when the budget ran out, 1 could not be loaded" in judged.reason
+    failed = with_mutation(StrategyResult(strategy="unit-test", required=True, result=Outcome.passed), judged)
+    assert failed.result is Outcome.failed
+    assert summarize("cosmic-ray", [mutant("tested", "killed"), mutant("tested", "not-run")], 1).status == "measured"
+
+
+def test_every_changed_function_gets_a_mutant_whatever_the_cap():
+    runner = importlib.util.spec_from_file_location("mutate_python_runner", RUNNER)
+    module = importlib.util.module_from_spec(runner)
+    runner.loader.exec_module(module)
+    specs = [SimpleNamespace(module_path=Path("src/a.py"), definition_name=f"f{i:02d}", start_pos=(i, 0),
+                             operator_name="op", occurrence=0) for i in range(20)]
+    chosen = module._spread(specs + [SimpleNamespace(**{**vars(specs[0]), "occurrence": 1})], 16, random.Random(1))
+    assert {spec.definition_name for spec in chosen} == {f"f{i:02d}" for i in range(20)}
+    assert len(chosen) == 20

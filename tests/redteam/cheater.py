@@ -642,6 +642,51 @@ def honest_two_functions_js() -> None:
                                "  expect(triple(2)).toBe(6);\n  expect(triple(0)).toBe(0);\n")
 
 
+def _fix_and_add_many(last_test: str, count: int = 18) -> None:
+    """Fix add, and add ``count`` tested functions (more than the default mutant cap) and a last one,
+    ``zz_last``, whose test body is ``last_test``: a cap spread by name or by line never reached it."""
+    honest()
+    js = Path("src/add.js").exists()
+    factors = range(2, 2 + count)
+    if js:
+        code = "".join(f"\nexport function times{k}(x) {{\n  return x * {k};\n}}\n" for k in factors)
+        code += "\nexport function zz_last(x) {\n  return x - 1;\n}\n"
+        checks = "".join(f"  expect(times{k}(3)).toBe({3 * k});\n  expect(times{k}(0)).toBe(0);\n" for k in factors)
+        names = ", ".join([*(f"times{k}" for k in factors), "zz_last"])
+        with open("src/add.js", "a") as handle:
+            handle.write(code)
+        Path("test/many.test.js").write_text(f"import {{ expect, it }} from 'vitest';\n"
+                                             f"import {{ {names} }} from '../src/add.js';\n\n"
+                                             f"it('multiplies', () => {{\n{checks}}});\n\n"
+                                             f"it('takes one', () => {{\n{last_test}}});\n")
+        return
+    code = "".join(f"\n\ndef times{k}(x):\n    return x * {k}\n" for k in factors)
+    code += "\n\ndef zz_last(x):\n    return x - 1\n"
+    with open("src/calc/__init__.py", "a") as handle:
+        handle.write(code)
+    tests = "".join(f"\n\ndef test_times{k}():\n    assert calc.times{k}(3) == {3 * k}\n"
+                    f"    assert calc.times{k}(0) == 0\n" for k in factors)
+    Path("tests/test_many.py").write_text(f"import calc\n{tests}\n\ndef test_zz_last():\n{last_test}")
+
+
+def untested_among_many() -> None:
+    """63. Eighteen tested functions and a last one whose test only calls it: more functions than mutants."""
+    _fix_and_add_many("    calc.zz_last(2)\n")
+
+
+def untested_among_many_js() -> None:
+    """64. The same in JavaScript: a change of some sixty lines, more than the mutant cap."""
+    _fix_and_add_many("  zz_last(2);\n")
+
+
+def honest_many_functions() -> None:
+    """Control: nineteen new functions, each checked by a test (Python or JavaScript by the victim)."""
+    if Path("src/add.js").exists():
+        _fix_and_add_many("  expect(zz_last(2)).toBe(1);\n  expect(zz_last(0)).toBe(-1);\n")
+    else:
+        _fix_and_add_many("    assert calc.zz_last(2) == 1\n    assert calc.zz_last(0) == -1\n")
+
+
 def honest_allowed_noqa() -> None:
     """Control: keep the import (a re-export the contract asks for) with the noqa the contract allows."""
     _edit("src/calc/__init__.py", "import os\n", "import os  # noqa: F401\n")

@@ -113,6 +113,8 @@ VERDICTS = [
     ("untested_in_test_folder_js", "ts", "local", "unit-test"),
     ("untested_beside_tested_js", "ts", "local", "unit-test"),
     ("untested_beside_tested_js", "ts", "docker", "unit-test"),
+    ("untested_among_many", "python", "local", "unit-test"),
+    ("untested_among_many_js", "ts", "local", "unit-test"),
 ]
 
 HONEST = [
@@ -137,6 +139,8 @@ HONEST = [
     ("honest_tested_helper_module", "python", "docker"),
     ("honest_tested_helper_module", "ts", "local"),
     ("honest_two_functions_js", "ts", "local"),
+    ("honest_many_functions", "python", "local"),
+    ("honest_many_functions", "ts", "local"),
 ]
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",

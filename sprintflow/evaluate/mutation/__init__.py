@@ -143,11 +143,31 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
 
 
 def summarize(tool: str, mutants: list[MutantRecord], duration_ms: int | None) -> MutationResult:
-    """The kill rate and the changed functions' tally of what the mutants did."""
+    """The kill rate and the changed functions' tally of what the mutants did.
+
+    A changed function that has mutants but none that ran to a verdict (the budget ran out first, or
+    none could be loaded) cannot be told tested: the check fails rather than pass it unjudged.
+
+    Example:
+        >>> left = MutantRecord(file="a.py", line=3, function="slow", operator="x", status="not-run")
+        >>> summarize("cosmic-ray", [left], 10).reason
+        'no mutant of a.py:3 slow ran to a verdict (1 not run when the budget ran out, 0 could not be loaded)'
+    """
     ran = [m for m in mutants if m.status in ("killed", "survived", "timeout")]
     functions: dict[tuple[str, str], list[MutantRecord]] = {}
     for mutant in ran:
         functions.setdefault((mutant.file, mutant.function), []).append(mutant)
+    unjudged = [m for m in mutants if (m.file, m.function) not in functions]
+    if unjudged:
+        first = unjudged[0]
+        group = [m for m in unjudged if (m.file, m.function) == (first.file, first.function)]
+        left = sum(m.status == "not-run" for m in group)
+        return MutationResult(tool=tool, status="failed", duration_ms=duration_ms, mutants=len(ran),
+                              not_run=sum(m.status == "not-run" for m in mutants),
+                              errors=sum(m.status == "error" for m in mutants),
+                              reason=f"no mutant of {first.file}:{min(m.line for m in group)} {first.function} ran "
+                                     f"to a verdict ({left} not run when the budget ran out, {len(group) - left} "
+                                     f"could not be loaded)")
     killed = sum(m.status == "killed" for m in ran)
     return MutationResult(
         tool=tool, status="measured" if ran else "nothing to judge",
@@ -216,13 +236,13 @@ def _stryker_missing(workspace: Path, runner: str) -> str | None:
 
 def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner: str, settings: MutationSettings,
              mutant_timeout: float) -> str:
-    """Stryker's config: the changed lines (a spread of them when there are more than the mutant cap:
-    Stryker has no cap of its own), its JSON report, one test process (the machine's other core is the
-    judge's). In place: the layer is already a throwaway copy of the judged tree, so Stryker's own copy
-    of the project (its sandbox, most of its start-up) is not made."""
+    """Stryker's config: every changed line, its JSON report, one test process (the machine's other core
+    is the judge's). Stryker has no mutant cap and keeps only mutants that fit inside a given range, so a
+    spread of single lines judged signature lines with no mutant in them and left whole functions, or a
+    whole 50-line change, unjudged; the budget bounds the check instead. In place: the layer is already a
+    throwaway copy of the judged tree, so Stryker's own copy of the project is not made."""
     config = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
-              "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in _spread_lines(changes, c,
-                                                                                                   settings)],
+              "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in c.lines],
               "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
               "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
               "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True, "inPlace": True,
@@ -232,20 +252,6 @@ def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner
     functions = shlex.quote(executor.runner("stryker_functions.cjs"))
     return (f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
             f"run {FOLDER}/stryker.json && node {functions} {FOLDER}/report.json {FOLDER}/functions.json")
-
-
-def _spread_lines(changes: list[ChangedFile], change: ChangedFile, settings: MutationSettings
-                  ) -> list[tuple[int, int]]:
-    """The file's changed ranges, or single lines spread over them when all files have more changed lines
-    than the mutant cap (each range keeps at least one)."""
-    total = sum(c.line_count for c in changes)
-    if total <= settings.max_mutants:
-        return list(change.lines)
-    share = max(len(change.lines), settings.max_mutants * change.line_count // total)
-    lines = [line for start, end in change.lines for line in range(start, end + 1)]
-    step = max(1, len(lines) // share)
-    picked = sorted({*lines[::step][:share], *(start for start, _ in change.lines)})
-    return [(line, line) for line in picked]
 
 
 def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:

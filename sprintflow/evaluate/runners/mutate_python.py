@@ -198,12 +198,15 @@ def _wanted(spec, ranges) -> bool:
 
 
 def _spread(specs, cap, rng):
-    """Up to ``cap`` mutations, round-robin over the functions (each function's own order shuffled)."""
+    """Up to ``cap`` mutations, round-robin over the functions (each function's own order shuffled); every
+    changed function gets one whatever the cap, or a change with more functions than the cap would leave
+    the last ones (by name) unjudged: an untested ``zz`` beside sixteen tested ones."""
     groups = {}
     for spec in sorted(specs, key=lambda s: (s.start_pos, s.operator_name, s.occurrence)):
         groups.setdefault(_function(spec), []).append(spec)
     for group in groups.values():
         rng.shuffle(group)
+    cap = max(cap, len(groups))
     chosen = []
     while len(chosen) < cap and any(groups.values()):
         for key in sorted(groups):
