@@ -65,6 +65,11 @@ OFFLINE = {
     "sprintflow validate FILE...": ["validate", "examples/python-api/sprintflow.toml",
                                     "examples/python-api/.sprintflow/contracts/sprint-spec-20260115-todo-api-1.json"],
     "sprintflow status [WORKSPACE]": ["status", "examples/python-api", "--json"],
+    "sprintflow init --dry-run": ["init", "examples/python-api", "--dry-run"],
+    "sprintflow testrun parse REPORT --format vitest\\|jest\\|junit": [
+        "testrun", "parse", "tests/fixtures/reports/junit/pytest-9.0.3-pass.xml", "--format", "junit"],
+    "sprintflow bugs list\\|show\\|transition": ["bugs", "list", "--workspace", "examples/python-api"],
+    "sprintflow report [WORKSPACE] --out DIR": ["report", "examples/python-api", "--out", "{tmp}", "--no-flow"],
 }
 
 
@@ -81,12 +86,16 @@ def test_every_readme_command_exists_with_the_options_it_names(monkeypatch):
             assert not missing, f"{command!r}: `sprintflow {' '.join(words)} --help` has no {missing}"
 
 
-def test_the_readme_commands_that_run_offline_exit_as_documented(monkeypatch):
+def test_the_readme_commands_that_run_offline_exit_as_documented(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     assert set(OFFLINE) <= set(readme_commands())
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "examples/python-api").rglob("*") if p.is_file()}
     for command, argv in OFFLINE.items():
-        done = CliRunner().invoke(cli, argv)
+        done = CliRunner().invoke(cli, [arg.replace("{tmp}", str(tmp_path)) for arg in argv])
         assert done.exit_code == 0, (command, done.output)
+    assert (tmp_path / "report.html").is_file()
+    after = {p: p.stat().st_mtime_ns for p in (ROOT / "examples/python-api").rglob("*") if p.is_file()}
+    assert after == before, "the README's read-only commands changed the bundled example"
 
 
 def test_the_commands_that_return_more_than_pass_and_fail_list_their_exit_codes():
