@@ -101,8 +101,15 @@ class EvaluationView:
 
     @contextmanager
     def layer(self, name: str, below: Iterable[str] = ()) -> Iterator[Path]:
-        """The layer ``name`` (over the upper layers of ``below``, over the tree), ready; yields its root."""
+        """The layer ``name`` (over the upper layers of ``below``, over the tree), ready; yields its root.
+
+        A layer mounted again (a check run again whole after its failing tests, a retried task) starts
+        from nothing: what the last run wrote is not this run's, and overlayfs refuses a work folder
+        that a ``volatile`` mount used.
+        """
         base = self.root / name
+        if base.exists():
+            shutil.rmtree(base)
         upper, work, merged = base / "upper", base / "work", base / "merged"
         for folder in (upper, work, merged):
             folder.mkdir(parents=True, exist_ok=True)

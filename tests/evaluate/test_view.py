@@ -47,6 +47,23 @@ def test_layers_see_the_tree_and_keep_what_they_write(tmp_path, overlays):
     assert not view.root.exists()
 
 
+@pytest.mark.parametrize("overlays", [True, False], ids=["overlays", "copies"])
+def test_a_layer_mounted_again_starts_from_nothing(tmp_path, overlays):
+    # A check run again whole after its failing tests ran alone mounts its layer a second time.
+    (tmp_path / "app.py").write_text("x = 1\n")
+    view = open_view(tmp_path) if overlays else EvaluationView(tmp_path, owned_scratch("view-"), overlays=False)
+    try:
+        with view.layer("2-unit-test") as root:
+            (root / "app.py").write_text("x = 2\n")
+            (root / "written").write_text("first run")
+        assert view.changed_sources("2-unit-test") == ["app.py", "written"]
+        with view.layer("2-unit-test") as root:
+            assert (root / "app.py").read_text() == "x = 1\n" and not (root / "written").exists()
+        assert view.changed_sources("2-unit-test") == []
+    finally:
+        view.close()
+
+
 def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is_unchanged(prefect_harness, tmp_path):
     from sprintflow.flows.evaluate import evaluate_flow
     from sprintflow.runs import run_flow
