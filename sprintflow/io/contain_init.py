@@ -235,8 +235,14 @@ def run(argv: list[str], setpriv: str, cwd: str) -> int:
         except OSError as exc:
             sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         os._exit(127)
+    def forward(number: int, _frame: object) -> None:
+        try:
+            os.kill(child, number)
+        except ProcessLookupError:
+            pass  # it ended first: a timeout signals the whole group, the command with us
+
     for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):  # PID 1 ignores what it has no handler for
-        _signal.signal(sig, lambda number, _frame: os.kill(child, number))
+        _signal.signal(sig, forward)
     while True:
         pid, status = os.wait()  # orphans are reparented to us: reap them as well
         if pid == child:

@@ -58,8 +58,11 @@ def _ignore_state(state: Path) -> None:
         return
     except OSError:
         return  # a read-only or odd folder: the write that needed the folder reports its own error
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(STATE_GITIGNORE)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(STATE_GITIGNORE)
+    except OSError:  # a full disk: no half-written file; the write that needed the folder says so
+        (state / ".gitignore").unlink(missing_ok=True)
 
 
 def remove_owned(path: Path) -> None:

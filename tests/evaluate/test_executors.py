@@ -131,3 +131,4 @@ def test_a_timeout_says_whether_output_was_still_coming(executor, tmp_path):
     assert busy.timed_out and silent.timed_out
     assert timeout_cause(busy, 3).startswith("It was still printing output")
     assert "look for a hang" in timeout_cause(silent, 3) and silent.quiet_s is not None and silent.quiet_s >= 2
+    assert "Traceback" not in silent.stderr + busy.stderr  # the kill is ours: nothing of it in the command's output

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from sprintflow.errors import ConfigError
 from sprintflow.evaluate.executors import LocalExecutor
@@ -70,7 +71,8 @@ def test_custom_parse_output_and_pass_condition(tmp_path, output, condition, out
 def test_custom_without_command_or_json_mode_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="no command configured"):
         _run(tmp_path, type="custom", plugin="x")
-    with pytest.raises(ConfigError, match='passCondition needs parseOutput = "json"'):
+    # The model refuses it, so every reader of a config does (validate included), before any strategy runs.
+    with pytest.raises(ValidationError, match='passCondition needs parseOutput = "json"'):
         _run(tmp_path, type="custom", command="true", config={"passCondition": "output.ok"})
 
 
