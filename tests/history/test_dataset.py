@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sprintflow.errors import WorkspaceError
+from sprintflow.errors import DocumentError, WorkspaceError
 from sprintflow.history import dataset as history
 from sprintflow.history import sources
 from sprintflow.history.dataset import EVAL_SCHEMA, EVALS, append_rows, compact, read_table
@@ -248,13 +248,19 @@ def test_load_history_adds_eval_files_no_row_records_and_filters_since(tmp_path,
     later = make_eval(iteration=2, result="pass", timestamp="2026-05-10T00:00:00Z")
     for result in (recorded, later):
         _write(evals / f"{result.eval_id}.json", result.to_json())
-    _write(evals / "eval-broken-1.json", "{}")
     loaded = load_history(tmp_path)
     assert sorted(loaded.evals[loaded.evals.kind == "evaluation"].iteration) == [1, 2]
-    assert len(loaded.problems) == 1 and "eval-broken-1" in loaded.problems[0]
     since = load_history(tmp_path, since="2026-05-05", columns=["kind", "iteration"])
     assert set(since.evals.iteration) == {2} and set(since.evals.columns) == {"eval_id", "timestamp", "kind",
                                                                               "iteration"}
+
+
+def test_an_eval_file_that_is_no_evalresult_is_refused_by_name_not_skipped(tmp_path, monkeypatch):
+    # Read as every document is read: what validate would refuse, the history refuses too (one located line).
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    _write(tmp_path / ".sprintflow" / "evals" / "eval-broken-1.json", "{}")
+    with pytest.raises(DocumentError, match="eval-broken-1.json: \\$: 'evalId' is a required property"):
+        load_history(tmp_path)
 
 
 def test_load_history_refuses_a_missing_workspace(tmp_path):
