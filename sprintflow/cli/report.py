@@ -43,8 +43,9 @@ def report(workspace: Path, out: Path | None, since: str | None, use_flow: bool 
     every table, and prints a short summary.
 
     \b
-    Exit codes: 0 report written, 2 bad input (no such workspace, bad --since, an EvalResult file
-    that is not a valid one).
+    Exit codes: 0 report written (torn lines of a ledger are skipped and listed), 2 bad input (no
+    such workspace, bad --since, an EvalResult file that is not a valid one, a ledger that is not a
+    regular file).
     """
     from sprintflow.history.dataset import parse_since
 

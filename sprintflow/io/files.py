@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, TypeVar
 
-from sprintflow.errors import DiskFull
+from sprintflow.errors import DiskFull, InputError
 
 from .confine import NotRegular, clear_way, open_regular
 from .documents import loads_json
@@ -225,7 +225,10 @@ class NdjsonLine(NamedTuple):
 
 
 def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
-    """Yield every line of an ndjson file, parsed; a bad line comes with its error, never raises.
+    """Yield every line of an ndjson file, parsed; a bad line comes with its error.
+
+    Raises:
+        InputError: the path is a FIFO, a socket or a device, not a file (it names it).
 
     Streams the file, so a large history costs constant memory.
 
@@ -241,9 +244,8 @@ def read_ndjson(path: Path | str) -> Iterator[NdjsonLine]:
         handle = open_regular(path)
     except FileNotFoundError:
         return
-    except NotRegular as exc:  # a FIFO, a socket, a device: one problem (it names the file), never a wait
-        yield NdjsonLine(0, None, str(exc.strerror))
-        return
+    except NotRegular as exc:  # a FIFO, a socket, a device: no ledger at all (a torn line is one), never a wait
+        raise InputError(str(exc.strerror)) from None
     except OSError as exc:  # a folder, unreadable
         yield NdjsonLine(0, None, f"{path}: cannot be read: {exc.strerror or exc}")
         return

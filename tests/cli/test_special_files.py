@@ -30,12 +30,19 @@ def test_a_fifo_is_refused_at_once(tmp_path, args, fifo):
     assert "a FIFO, not a regular file" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_the_report_skips_a_fifo_ledger_and_says_so(tmp_path):
-    # The report reads many workspaces' ledgers: one that is not a file is skipped and named, never waited on,
-    # also when no evaluation was readable (the summary used to end before its problems).
+def test_the_report_refuses_a_fifo_ledger_at_once(tmp_path):
+    # Not a torn line (skipped and listed) but no ledger at all: one located line, exit 2, never a wait.
     os.makedirs(tmp_path / ".sprintflow")
     os.mkfifo(tmp_path / ".sprintflow" / "bugs.ndjson")
     done = _sprintflow("report", ".", "--out", str(tmp_path / "out"), "--no-flow", cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"{tmp_path / '.sprintflow' / 'bugs.ndjson'}: a FIFO, not a regular file" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_report_with_no_evaluation_still_names_what_it_skipped(tmp_path):
+    (tmp_path / ".sprintflow").mkdir()
+    (tmp_path / ".sprintflow" / "bugs.ndjson").write_text('{"id": "bug-1", "status": "open"\n')
+    done = _sprintflow("report", ".", "--out", str(tmp_path / "out"), "--no-flow", cwd=tmp_path)
     assert done.returncode == 0, (done.stdout, done.stderr)
-    assert f"{tmp_path / '.sprintflow' / 'bugs.ndjson'}: a FIFO, not a regular file" in done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
+    assert "1 unreadable lines or files skipped:" in done.stdout and "bugs.ndjson:1:" in done.stdout
