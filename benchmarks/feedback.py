@@ -28,6 +28,15 @@ Goal: recall >= 95 % with plain commands, <= 1.5 items per fault, test names and
 reproductions 100 %.
 
     python benchmarks/feedback.py [--runs]    # --runs: also one line per recorded command
+    python benchmarks/feedback.py --live defu=/path/to/defu-checkout
+
+``--live NAME=CHECKOUT`` also times, on a checkout of a recorded project with its
+faults applied (and removed afterwards), ``sprintflow evaluate`` (local executor,
+no cache) of its first plain evaluation's commands, twice, against the same
+commands run one after another in bash: faulty-tree evaluate ÷ serial bash, with
+the recall of each evaluation's own feedback. It starts sprintflow's background
+Prefect server in a temporary PREFECT_HOME (not counted). The commands run with
+this process's environment (no project ``env``: a TypeScript project suits).
 """
 
 from __future__ import annotations
@@ -36,6 +45,8 @@ import argparse
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -91,6 +102,8 @@ class Run:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", action="store_true", help="also print one line per recorded command")
+    parser.add_argument("--live", action="append", default=[], metavar="NAME=CHECKOUT",
+                        help="also time evaluate against serial bash on this checkout of a recorded project")
     args = parser.parse_args()
     catalogue = json.loads((FIXTURES / "projects.json").read_text(encoding="utf-8"))
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
@@ -135,7 +148,66 @@ def main() -> int:
            and n_exact == n_with)
     print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault, every failing "
           f"test named and reproduced alone: {'met' if met else 'NOT met'}")
+    for pair in args.live:
+        name, _, checkout = pair.partition("=")
+        project = next((p for p in catalogue["projects"] if p["name"] == name), None)
+        if project is None or not Path(checkout).is_dir():
+            print(f"--live {pair}: no recorded project {name!r} or no folder {checkout!r}", file=sys.stderr)
+            return 2
+        live(project, Path(checkout).resolve())
     return 0
+
+
+def live(project: dict, checkout: Path) -> None:
+    """Faulty-tree ``evaluate`` (first and repeated) ÷ the same commands in serial bash, on ``checkout``."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from evaluate import _background_server, _timed
+    from record_feedback import _restore, _snapshot, apply_faults
+
+    from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.runs import run_flow
+
+    chosen: dict[str, str] = {}
+    for run in project["runs"]:
+        if run["plain"] and run.get("evaluate", True) and not run.get("repeat"):
+            chosen.setdefault(run["strategy"], run["command"])
+    added = [checkout / "sprintflow.toml", checkout / "contract.json", checkout / ".sprintflow"]
+    if any(path.exists() for path in added):
+        raise SystemExit(f"{checkout} already has sprintflow files; use a checkout of its own")
+    sources = _snapshot(checkout)
+    try:
+        faults = apply_faults(checkout, project["faults"])
+        _write_sprint(checkout, chosen)
+        serial_s, _ = _timed(lambda: subprocess.run(["bash", "-c", " ; ".join(chosen.values())], cwd=checkout,
+                                                    capture_output=True, check=False))
+        with tempfile.TemporaryDirectory() as home, _background_server(Path(home)):
+            timed = [_timed(lambda n=n: run_flow(evaluate_flow, str(checkout), str(checkout / "contract.json"),
+                                                 executor="local", use_cache=False, iteration=n))
+                     for n in (1, 2)]
+    finally:
+        _restore(checkout, sources)
+        for path in added:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    places = {name: (where["file"], where["line"]) for name, where in faults.items()}
+    for label, (seconds, result) in zip(("first", "repeated"), timed, strict=True):
+        found = named_faults(result.generator_feedback, places)
+        print(f"live {project['name']} {label:<9} evaluate {seconds:6.1f}s / serial bash {serial_s:6.1f}s = "
+              f"{seconds / serial_s:4.2f}   recall {len(found)}/{len(places)}   "
+              f"items {len(result.generator_feedback)}   ({'; '.join(chosen.values())})")
+
+
+def _write_sprint(checkout: Path, commands: dict[str, str]) -> None:
+    """A ``sprintflow.toml`` with the commands as strategies, and a contract with one criterion each."""
+    (checkout / "sprintflow.toml").write_text("".join(
+        f'[[evaluator.strategies]]\ntype = "{strategy}"\ncommand = {json.dumps(command)}\n\n'
+        for strategy, command in commands.items()), encoding="utf-8")
+    criteria = [{"criterionId": f"sc-1-{i}", "description": f"{strategy} passes", "verificationMethod": strategy,
+                 "required": True} for i, strategy in enumerate(commands, 1)]
+    (checkout / "contract.json").write_text(json.dumps({
+        "contractId": "sprint-bench-1", "specId": "bench", "sprintNumber": 1, "title": "bench",
+        "description": "the project's checks", "status": "proposed", "createdAt": "2026-01-01T00:00:00Z",
+        "updatedAt": "2026-01-01T00:00:00Z", "generatorNotes": "", "evaluatorNotes": "",
+        "estimatedDuration": "small", "successCriteria": criteria}), encoding="utf-8")
 
 
 def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
