@@ -1,13 +1,16 @@
 """Feedback precision on real projects with injected faults: recall and noise, from recordings.
 
-For every project in ``tests/fixtures/feedback/`` (three TypeScript, three
+For every project in ``tests/fixtures/feedback/`` (four TypeScript, four
 Python, recorded by ``benchmarks/record_feedback.py``: real tools of several
 versions on real code with a type error, a lint error and a failing assertion
-injected), each recorded command goes through what the evaluator does with it:
-format inference from the command line, the parser, the environment
-classifier, then the generator feedback of one evaluation, together with one
-criterion per strategy and a previous evaluation in which everything passed (so
-criterion and regression items are produced, as in a real sprint).
+injected; two of them, defu and cachetools, recorded again after their own
+build wrote ``dist/`` or ``build/`` into the checkout: the ``repeated``
+evaluation, what a linter reading a built tree makes of it), each recorded
+command goes through what the evaluator does with it: format inference from
+the command line, the parser, the environment classifier, then the generator
+feedback of one evaluation, together with one criterion per strategy and a
+previous evaluation in which everything passed (so criterion and regression
+items are produced, as in a real sprint).
 
 It prints, per evaluation, how many injected faults the feedback names at the
 right file:line (recall: out of the faults the evaluation's tools can report,
@@ -16,13 +19,24 @@ listed apart; an item pointing at the code a failing test exercises counts the
 test's line it names), how many feedback items it holds per fault (noise), how
 many of the failing tests the runners named are named by an item (test-name
 recall) and how many items' reproductions select exactly their failing tests
-among every test the recorded run listed (reproduction precision), then the
+among every test the recorded run listed (reproduction precision), the
+recorded commands' wall time one after another (serial bash, where the
+recording kept it), then the
 totals for plain commands (what a user writes first: ``npm run lint``,
 ``pytest``, ``mypy src``) and for configured ones (explicit reporters).
 Goal: recall >= 95 % with plain commands, <= 1.5 items per fault, test names and
 reproductions 100 %.
 
     python benchmarks/feedback.py [--runs]    # --runs: also one line per recorded command
+    python benchmarks/feedback.py --live defu=/path/to/defu-checkout
+
+``--live NAME=CHECKOUT`` also times, on a checkout of a recorded project with its
+faults applied (and removed afterwards), ``sprintflow evaluate`` (local executor,
+no cache) of its first plain evaluation's commands, twice, against the same
+commands run one after another in bash: faulty-tree evaluate ÷ serial bash, with
+the recall of each evaluation's own feedback. It starts sprintflow's background
+Prefect server in a temporary PREFECT_HOME (not counted). The commands run with
+this process's environment (no project ``env``: a TypeScript project suits).
 """
 
 from __future__ import annotations
@@ -31,6 +45,8 @@ import argparse
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -78,17 +94,22 @@ class Run:
     result: StrategyResult
     tests: list[str]
     """Every test the run's report listed (its runner's names)."""
+    repeat: bool
+    """Recorded after the project's build wrote its output into the checkout."""
+    duration_s: float | None
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", action="store_true", help="also print one line per recorded command")
+    parser.add_argument("--live", action="append", default=[], metavar="NAME=CHECKOUT",
+                        help="also time evaluate against serial bash on this checkout of a recorded project")
     args = parser.parse_args()
     catalogue = json.loads((FIXTURES / "projects.json").read_text(encoding="utf-8"))
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
     # found, faults, items, tests named, failing tests, exact reproductions, items with tests
     print(f"{'project':<15} {'evaluation':<11} {'recall':>8} {'items':>6} {'per fault':>9} {'tests':>7} "
-          f"{'repro':>7}  commands")
+          f"{'repro':>7} {'serial':>7}  commands")
     for project in catalogue["projects"]:
         runs, faults = load_project(project)
         if args.runs:
@@ -104,16 +125,17 @@ def main() -> int:
             named, failing = test_names(items, chosen)
             exact, with_tests = reproductions(items, chosen)
             hidden = sorted(set(faults) - set(visible))
-            kind = "plain" if label.startswith("plain") else "configured"
+            kind = "plain" if label.startswith("plain") else label
             for key in (kind, f"{kind}:{project['language']}"):
                 for i, n in enumerate((len(found), len(visible), len(items), named, failing, exact, with_tests)):
                     totals[key][i] += n
             note = f"  (not visible to these tools: {', '.join(hidden)})" if hidden else ""
             print(f"{project['name']:<15} {label:<11} {len(found)}/{len(visible):<6} {len(items):>6} "
-                  f"{len(items) / max(1, len(visible)):>9.2f} {named:>3}/{failing:<3} {exact:>3}/{with_tests:<3}  "
+                  f"{len(items) / max(1, len(visible)):>9.2f} {named:>3}/{failing:<3} {exact:>3}/{with_tests:<3} "
+                  f"{serial_bash(chosen):>7}  "
                   f"{'; '.join(r.command for r in chosen)}{note}")
     print()
-    for key in ("plain", "plain:typescript", "plain:python", "configured", "configured:typescript",
+    for key in ("plain", "plain:typescript", "plain:python", "repeated", "configured", "configured:typescript",
                 "configured:python"):
         n_named, n_faults, n_items, n_tests, n_failing, n_exact, n_with = totals[key]
         if n_faults:
@@ -126,7 +148,66 @@ def main() -> int:
            and n_exact == n_with)
     print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault, every failing "
           f"test named and reproduced alone: {'met' if met else 'NOT met'}")
+    for pair in args.live:
+        name, _, checkout = pair.partition("=")
+        project = next((p for p in catalogue["projects"] if p["name"] == name), None)
+        if project is None or not Path(checkout).is_dir():
+            print(f"--live {pair}: no recorded project {name!r} or no folder {checkout!r}", file=sys.stderr)
+            return 2
+        live(project, Path(checkout).resolve())
     return 0
+
+
+def live(project: dict, checkout: Path) -> None:
+    """Faulty-tree ``evaluate`` (first and repeated) ÷ the same commands in serial bash, on ``checkout``."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from evaluate import _background_server, _timed
+    from record_feedback import _restore, _snapshot, apply_faults
+
+    from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.runs import run_flow
+
+    chosen: dict[str, str] = {}
+    for run in project["runs"]:
+        if run["plain"] and run.get("evaluate", True) and not run.get("repeat"):
+            chosen.setdefault(run["strategy"], run["command"])
+    added = [checkout / "sprintflow.toml", checkout / "contract.json", checkout / ".sprintflow"]
+    if any(path.exists() for path in added):
+        raise SystemExit(f"{checkout} already has sprintflow files; use a checkout of its own")
+    sources = _snapshot(checkout)
+    try:
+        faults = apply_faults(checkout, project["faults"])
+        _write_sprint(checkout, chosen)
+        serial_s, _ = _timed(lambda: subprocess.run(["bash", "-c", " ; ".join(chosen.values())], cwd=checkout,
+                                                    capture_output=True, check=False))
+        with tempfile.TemporaryDirectory() as home, _background_server(Path(home)):
+            timed = [_timed(lambda n=n: run_flow(evaluate_flow, str(checkout), str(checkout / "contract.json"),
+                                                 executor="local", use_cache=False, iteration=n))
+                     for n in (1, 2)]
+    finally:
+        _restore(checkout, sources)
+        for path in added:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    places = {name: (where["file"], where["line"]) for name, where in faults.items()}
+    for label, (seconds, result) in zip(("first", "repeated"), timed, strict=True):
+        found = named_faults(result.generator_feedback, places)
+        print(f"live {project['name']} {label:<9} evaluate {seconds:6.1f}s / serial bash {serial_s:6.1f}s = "
+              f"{seconds / serial_s:4.2f}   recall {len(found)}/{len(places)}   "
+              f"items {len(result.generator_feedback)}   ({'; '.join(chosen.values())})")
+
+
+def _write_sprint(checkout: Path, commands: dict[str, str]) -> None:
+    """A ``sprintflow.toml`` with the commands as strategies, and a contract with one criterion each."""
+    (checkout / "sprintflow.toml").write_text("".join(
+        f'[[evaluator.strategies]]\ntype = "{strategy}"\ncommand = {json.dumps(command)}\n\n'
+        for strategy, command in commands.items()), encoding="utf-8")
+    criteria = [{"criterionId": f"sc-1-{i}", "description": f"{strategy} passes", "verificationMethod": strategy,
+                 "required": True} for i, strategy in enumerate(commands, 1)]
+    (checkout / "contract.json").write_text(json.dumps({
+        "contractId": "sprint-bench-1", "specId": "bench", "sprintNumber": 1, "title": "bench",
+        "description": "the project's checks", "status": "proposed", "createdAt": "2026-01-01T00:00:00Z",
+        "updatedAt": "2026-01-01T00:00:00Z", "generatorNotes": "", "evaluatorNotes": "",
+        "estimatedDuration": "small", "successCriteria": criteria}), encoding="utf-8")
 
 
 def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
@@ -148,7 +229,8 @@ def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
             result, tests = judge(entry["strategy"], recording, spec, [meta["root"]])
             runs.append(Run(project["name"], entry["id"], entry["strategy"], entry["plain"], entry["expects"],
                             entry.get("evaluate", True),
-                            recording["command"], recording["toolVersion"], spec, result, tests))
+                            recording["command"], recording["toolVersion"], spec, result, tests,
+                            entry.get("repeat", False), recording.get("durationS")))
     return runs, faults
 
 
@@ -180,11 +262,15 @@ def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
     Plain commands recorded with several tool versions make several plain
     evaluations (``plain-1``, ``plain-2``: the i-th version of each strategy).
     The configured evaluation uses each strategy's configured run where there is one.
+    A project recorded again after its build wrote its output into the checkout
+    makes a ``repeated`` evaluation: ``plain-1`` with each strategy's run on the
+    built tree in place of its first one.
     """
     plain: dict[str, list[Run]] = defaultdict(list)
     configured: dict[str, Run] = {}
+    built = {run.strategy: run for run in runs if run.repeat and run.evaluate}
     for run in runs:
-        if not run.evaluate:
+        if not run.evaluate or run.repeat:
             continue
         if run.plain and run.result.exit_code != 127:  # a tool that could not start names no fault
             plain[run.strategy].append(run)
@@ -193,6 +279,8 @@ def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
     variants = max((len(v) for v in plain.values()), default=0)
     chosen = [(f"plain-{i + 1}", [choices[min(i, len(choices) - 1)] for choices in plain.values()])
               for i in range(variants)]
+    if built and chosen:
+        chosen.append(("repeated", [built.get(run.strategy, run) for run in chosen[0][1]]))
     if configured:
         chosen.append(("configured", [configured.get(s) or plain[s][0] for s in plain]
                        + [r for s, r in configured.items() if s not in plain]))
@@ -216,6 +304,13 @@ def feedback_for(runs: list[Run]) -> list[GeneratorFeedback]:
     regressions = find_regressions(previous, strategies, criteria)
     commands = {run.strategy: run.command for run in runs}
     return generator_feedback(strategies, criteria, regressions, commands)
+
+
+def serial_bash(runs: list[Run]) -> str:
+    """The evaluation's commands one after another, as recorded (blank for recordings without times)."""
+    if any(run.duration_s is None for run in runs):
+        return "-"
+    return f"{sum(run.duration_s or 0.0 for run in runs):.1f}s"
 
 
 def named_faults(items: list[GeneratorFeedback], faults: dict[str, tuple[str, int]]) -> set[str]:

@@ -8,6 +8,11 @@ must match once), runs every command of the project there, and writes
 code, stdout, stderr, the report files the command wrote) and ``project.json``
 (where each fault landed, the checkout root the tools printed, the manifests
 inference reads). The checkout is restored afterwards, even when a run fails.
+Commands run in catalogue order and the files a command creates are kept (the
+sources it edits are restored), so a run listed after a project's build sees
+the tree that build wrote its output into (``"repeat": true`` in the catalogue).
+Each recording keeps the command's wall time (``durationS``), which
+``benchmarks/feedback.py`` sums into the serial-bash time of an evaluation.
 
 Usage (checkouts and tool environments are prepared by hand, see the README
 beside the fixtures)::
@@ -26,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "feedback"
@@ -117,12 +123,14 @@ def record_run(project: dict, run: dict, root: Path, toolchains: dict[str, str])
     shutil.rmtree(root / REPORTS_DIR, ignore_errors=True)
     (root / REPORTS_DIR).mkdir(parents=True)
     version = _run(run["version"], root, env).stdout.strip().splitlines()
+    started = time.perf_counter()
     done = _run(run.get("run", run["command"]), root, env)
+    duration_s = round(time.perf_counter() - started, 2)
     reports = {str(path.relative_to(root)): path.read_text(encoding="utf-8", errors="replace")
                for path in sorted((root / REPORTS_DIR).rglob("*")) if path.is_file()}
     return {"command": run["command"], "run": run.get("run", run["command"]),
             "toolVersion": " ".join(version[-1:]), "exitCode": done.returncode,
-            "stdout": done.stdout, "stderr": done.stderr, "reports": reports}
+            "stdout": done.stdout, "stderr": done.stderr, "reports": reports, "durationS": duration_s}
 
 
 def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

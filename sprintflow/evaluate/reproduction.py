@@ -147,7 +147,14 @@ def _js_escape(title: str) -> str:
 
 
 def _go(words: list[str], tests: Sequence[str]) -> str | None:
-    """``go test``: ids are ``TestX`` or ``TestX/sub``, optionally after their package (``./pkg TestX``)."""
+    """``go test``: ids are ``TestX`` or ``TestX/sub``, optionally after their package (``./pkg TestX``).
+
+    With ``-v``, so that what ran is listed and can be counted (go prints passing tests only then).
+
+    Example:
+        >>> select_tests("go test -count=1 ./...", "go", ["./codec TestJSON/nested"])
+        "go test -count=1 -v -run '^TestJSON$/^nested$' ./codec"
+    """
     if words[:2] != ["go", "test"]:
         return None
     options, packages = _split_arguments(words[2:], _GO_VALUED)
@@ -156,7 +163,8 @@ def _go(words: list[str], tests: Sequence[str]) -> str | None:
     pattern = "/".join(_go_level(sorted({level[i] for level in levels if len(level) > i}))
                        for i in range(max(len(level) for level in levels)))
     chosen = sorted({package for package, _ in named if package}) or packages
-    return shlex.join(["go", "test", *_without_option(options, "-run"), "-run", pattern, *chosen])
+    verbose = [] if {"-v", "-v=true", "-json"}.intersection(options) else ["-v"]
+    return shlex.join(["go", "test", *_without_option(options, "-run"), *verbose, "-run", pattern, *chosen])
 
 
 def _go_level(names: list[str]) -> str:

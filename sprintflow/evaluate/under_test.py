@@ -2,8 +2,9 @@
 
 An assertion fails in the test, but what is wrong is the code it checks. The test's imports
 say which of the project's modules that is (Python's ``import``/``from``, JavaScript and
-TypeScript ``import``/``require`` of a relative path); a name of theirs on the failing line
-says which definition, when the module defines it plainly. Files outside the tree, tests and
+TypeScript ``import``/``require`` of a relative path; a Go ``_test.go`` exercises the other
+files of its package's folder and the packages of its own module it imports); a name of theirs
+on the failing line says which definition, when the module defines it plainly. Files outside the tree, tests and
 ``conftest.py`` are never the answer.
 
 Example:
@@ -41,7 +42,8 @@ def code_under_test(root: Path, test_file: str, line: int | None) -> tuple[str, 
     if text is None:
         return None
     imported = _python_imports(root, test_file, text) if test_file.endswith(".py") else (
-        _js_imports(root, test_file, text) if test_file.endswith(_JS_SUFFIXES) else [])
+        _js_imports(root, test_file, text) if test_file.endswith(_JS_SUFFIXES) else (
+            _go_packages(root, test_file, text) if test_file.endswith("_test.go") else []))
     modules = [(module, names) for module, names in imported if not _is_test_code(module)]
     if not modules:
         return None
@@ -139,10 +141,47 @@ def _js_module(root: Path, folder: PurePosixPath, spec: str) -> str | None:
     return next((c.as_posix() for c in candidates if (root / c).is_file()), None)
 
 
+_GO_DEFINES = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?|type\s+|var\s+|const\s+)(?P<name>[A-Za-z_]\w*)",
+                         re.MULTILINE)
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<path>[^"]+)"\s*$', re.MULTILINE)
+
+
+def _go_packages(root: Path, test_file: str, text: str) -> list[tuple[str, list[str]]]:
+    """The non-test files of the test's own folder (its package, whether it is ``package x`` or
+    ``package x_test``) and of the packages of this module it imports, each with the names it defines."""
+    folders = [PurePosixPath(test_file).parent]
+    module = _go_module(root)
+    if module is not None:
+        for match in _GO_IMPORT.finditer(text):
+            path = match["path"]
+            if path == module or path.startswith(module + "/"):
+                folders.append(PurePosixPath(path[len(module):].strip("/") or "."))
+    found = []
+    for folder in dict.fromkeys(folders):
+        directory = root / folder
+        for source in sorted(directory.glob("*.go")) if directory.is_dir() else []:
+            if source.name.endswith("_test.go") or (code := _read(source)) is None:
+                continue
+            defined = list(_GO_DEFINES.finditer(code))
+            # Functions and methods first: `Codec{}.Encode(x)` exercises Encode more than the type.
+            names = [m["name"] for m in defined if m[0].startswith("func")] + [
+                m["name"] for m in defined if not m[0].startswith("func")]
+            found.append(((folder / source.name).as_posix(), names))
+    return found
+
+
+def _go_module(root: Path) -> str | None:
+    match = re.search(r"^module\s+(\S+)", _read(root / "go.mod") or "", re.MULTILINE)
+    return match[1] if match else None
+
+
 def _definition(path: Path, name: str) -> int | None:
     text = _read(path)
     if text is None:
         return None
+    if path.suffix == ".go":
+        return next((text[:m.start()].count("\n") + 1 for m in _GO_DEFINES.finditer(text) if m["name"] == name),
+                    None)
     pattern = re.compile(rf"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function\*?|const|let|var)"
                          rf"\s+{re.escape(name)}\b")
     return next((number for number, line in enumerate(text.splitlines(), 1) if pattern.match(line)), None)

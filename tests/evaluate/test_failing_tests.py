@@ -149,11 +149,30 @@ def test_a_failing_go_subtest_is_named_and_run_alone(tmp_path):
     command = "go test ./..."
     result = failed("unit-test", command, tmp_path, "go-test")
     [item] = generator_feedback([result], [], [], {"unit-test": command}, tmp_path)
-    assert (item.file, item.line) == ("codec/codec_test.go", 7)
+    # The failure is logged in the test: the item points at the function on its line, the test named beside.
+    assert (item.file, item.line) == ("codec/codec.go", 3)
+    assert "failed at codec/codec_test.go:7" in item.description
     assert "TestJSON/nested" in item.description and 'got "a", want' in item.description
     proc = run(f"{item.reproduction.removeprefix('Run: ')} -v", tmp_path)
     ran = [line.split()[2] for line in proc.stdout.splitlines() if line.strip().startswith("--- ")]
     assert ran == ["TestJSON", "TestJSON/nested"], proc.stdout
+
+
+def test_a_go_test_of_another_package_points_at_the_package_it_imports(tmp_path):
+    from sprintflow.evaluate.under_test import code_under_test
+
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    for folder in ("codec", "codectest"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "codec" / "doc.go").write_text("// Package codec encodes.\npackage codec\n")
+    (tmp_path / "codec" / "codec.go").write_text("package codec\n\ntype Codec struct{}\n\n"
+                                                 "func (c Codec) Encode(s string) string { return s }\n")
+    (tmp_path / "codectest" / "codec_test.go").write_text(
+        'package codectest\n\nimport (\n\t"testing"\n\n\t"example.com/m/codec"\n)\n\n'
+        'func TestEncode(t *testing.T) {\n\tif got := (codec.Codec{}).Encode("a"); got != "b" {\n'
+        '\t\tt.Errorf("got %q", got)\n\t}\n}\n')
+    assert code_under_test(tmp_path, "codectest/codec_test.go", 10) == ("codec/codec.go", 5)
+    assert code_under_test(tmp_path, "codectest/codec_test.go", 11) == ("codec/codec.go", None)
 
 
 def test_notes_never_outrank_failures_nor_become_the_summary(money):

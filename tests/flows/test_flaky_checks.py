@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -104,4 +105,39 @@ def test_only_the_failing_tests_run_again(prefect_harness, tmp_path, flaky_servi
     unit = _unit(result)
     assert unit.flaky and unit.result.value == "pass", unit.details
     assert "tests/test_service.py::test_a" in unit.details and "alone" in unit.details
+    assert flaky_service.calls == ["/a", "/b", "/a"]
+
+
+GO_SERVICE_TESTS = '''\
+package service
+
+import (
+	"net/http"
+	"testing"
+)
+
+func get(t *testing.T, path string) {
+	response, err := http.Get("SERVICE" + path)
+	if err != nil || response.StatusCode != 200 {
+		t.Fatalf("GET %s failed", path)
+	}
+}
+
+func TestA(t *testing.T) { get(t, "a") }
+
+func TestB(t *testing.T) { get(t, "b") }
+'''
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs a Go toolchain")
+def test_only_the_failing_go_test_runs_again(prefect_harness, tmp_path, flaky_service):
+    """go test selects its failing test with -run: the re-run runs TestA alone, counted from its -v output."""
+    workspace = _workspace(tmp_path / "ws", "go test -count=1 ./...", network=True)
+    (workspace / "go.mod").write_text("module example.com/service\n\ngo 1.21\n")
+    (workspace / "service_test.go").write_text(GO_SERVICE_TESTS.replace("SERVICE", flaky_service))
+    result = run_flow(evaluate_flow, str(workspace), str(workspace / "contract.json"), executor="local",
+                      use_cache=False)
+    unit = _unit(result)
+    assert unit.flaky and unit.result.value == "pass", unit.details
+    assert "-run '^TestA$'" in unit.details and "alone" in unit.details
     assert flaky_service.calls == ["/a", "/b", "/a"]

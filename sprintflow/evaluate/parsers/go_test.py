@@ -3,8 +3,9 @@
 ``--- FAIL: TestJSON/nested (0.00s)`` names a test; the indented ``file_test.go:12: message``
 lines below it are what it reported, relative to its package's folder; the package comes after
 them (``FAIL	example.com/m/codec	0.01s``) and ``go.mod`` under a root says which folder that is.
-Passing tests are listed only with ``-v``, so no test counts are claimed: the diagnostics explain
-a failure, the exit code makes it.
+Passing tests are listed only with ``-v`` (which prints ``=== RUN`` for every test): then every
+innermost test that ended is counted, as the flaky re-run of the failing tests alone needs; without
+it no test counts are claimed: the diagnostics explain a failure, the exit code makes it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._common import ParsedReport, Roots, TestFailure, _root_list, failure_report, text_lines
+from ._common import ParsedReport, Roots, TestCase, TestFailure, TestStatus, _root_list, failure_report, text_lines
 
 __all__ = ["parse_go_test"]
 
 _FAIL = re.compile(r"^(?P<indent>\s*)--- FAIL: (?P<name>\S+) \([\d.]+s\)$")
+_ENDED = re.compile(r"^\s*--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$")
+_STATUS: dict[str, TestStatus] = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 _OTHER = re.compile(r"^\s*(?:--- (?:PASS|SKIP)|=== (?:RUN|PAUSE|CONT|NAME))\b")
 _LOGGED = re.compile(r"^\s+(?P<file>[\w.\-/]+\.go):(?P<line>\d+): (?P<message>.*)$")
 _PACKAGE = re.compile(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s+(?:[\d.]+s|\(cached\)|\[)")
@@ -29,26 +32,43 @@ def parse_go_test(text: str, roots: Roots = ()) -> ParsedReport:
         >>> report = parse_go_test("--- FAIL: TestJSON (0.00s)\\n    --- FAIL: TestJSON/nested (0.00s)\\n"
         ...                        "        codec_test.go:7: got 1, want 2\\nFAIL\\nFAIL\\tex.com/m\\t0.01s\\n")
         >>> d = report.diagnostics[0]
-        >>> d.test, d.file, d.line, d.message
-        ('TestJSON/nested', 'codec_test.go', 7, 'TestJSON/nested: got 1, want 2')
+        >>> d.test, d.file, d.line, d.message, report.counts.total
+        ('TestJSON/nested', 'codec_test.go', 7, 'TestJSON/nested: got 1, want 2', 0)
+        >>> parse_go_test("=== RUN   TestA\\n=== RUN   TestA/x\\n--- PASS: TestA (0.00s)\\n"
+        ...               "    --- PASS: TestA/x (0.00s)\\nPASS\\nok  \\tex.com/m\\t0.01s\\n").counts
+        TestCounts(total=1, passed=1, failed=0, skipped=0)
     """
     module = _module(roots)
     failures: list[TestFailure] = []
+    tests: list[TestCase] = []
     pending: list[tuple[str, list[str]]] = []
+    ended: dict[str, TestStatus] = {}
     current: tuple[str, list[str]] | None = None
+    verbose = False
     for line in text_lines(text):
+        if end := _ENDED.match(line):
+            ended[end["name"]] = _STATUS[end["status"]]
         if fail := _FAIL.match(line):
             current = (fail["name"], [])
             pending.append(current)
         elif package := _PACKAGE.match(line):
-            failures += _failures(pending, _folder(package["package"], module))
-            pending, current = [], None
+            folder = _folder(package["package"], module)
+            failures += _failures(pending, folder)
+            tests += _innermost(ended, folder)
+            pending, ended, current = [], {}, None
         elif _OTHER.match(line):
+            verbose = verbose or line.lstrip().startswith("=== RUN")
             current = None
         elif current is not None and line.startswith((" ", "\t")):
             current[1].append(line)
     failures += _failures(pending, "")
-    return failure_report("go", [], failures)
+    return failure_report("go", [*tests, *_innermost(ended, "")] if verbose else [], failures)
+
+
+def _innermost(ended: dict[str, TestStatus], folder: str) -> list[TestCase]:
+    """The tests that ended, but not a parent whose subtests are listed (it ends as they did)."""
+    return [TestCase(f"./{folder} {name}" if folder else name, status) for name, status in ended.items()
+            if not any(other.startswith(f"{name}/") for other in ended)]
 
 
 def _failures(pending: list[tuple[str, list[str]]], folder: str) -> list[TestFailure]:

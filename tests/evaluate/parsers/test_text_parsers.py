@@ -168,6 +168,19 @@ def test_eslint_stylish_through_npm_run(project, rule):
     assert parsed.diagnostics[0].code == rule
 
 
+def test_eslint_stylish_message_over_several_lines_keeps_its_file_rule_and_whole_text():
+    # defu linted after its build wrote dist/: ban-types prints a paragraph, its rule on the last line.
+    text, roots, faults = recorded("defu", "lint-eslint-built")
+    parsed = parse_report("eslint-stylish", text, roots)
+    files = [d.file for d in parsed.diagnostics]
+    assert faults["lint"] in located(parsed) and set(files) == {"dist/defu.d.cts", "dist/defu.d.mts",
+                                                                 "dist/defu.d.ts", "src/defu.ts"}
+    ban = [d for d in parsed.diagnostics if d.file.startswith("dist/")]
+    assert {d.code for d in ban} == {"@typescript-eslint/ban-types"}
+    assert all(d.message.startswith("Don't use `Function` as a type.")
+               and d.message.endswith("explicitly define the function shape") for d in ban)
+
+
 def test_eslint_stylish_warnings_parse_errors_and_foreign_text():
     parsed = parse_report("eslint-stylish", "/w/src/a.js\n  1:5  error  Parsing error: Unexpected token\n"
                                             "  3:1  warning  Unexpected console statement  no-console\n\n"
