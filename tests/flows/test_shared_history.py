@@ -69,7 +69,7 @@ def test_each_figure_counts_every_sprint_of_a_history_shared_by_six_workspaces(s
     assert sorted(sprints["engine"]) == ["engine-a"] * 3 + ["python3 ./engine_b.py 0 0.011 300"] * 3
     a = sprints[sprints["engine"] == "engine-a"]
     b = sprints[sprints["engine"] != "engine-a"]
-    assert a["green"].all() and a["iterations_to_green"].tolist() == [2, 2, 2] and (a["hours_to_green"] > 0).all()
+    assert a["green"].all() and a["iterations_to_green"].tolist() == [2, 2, 2] and (a["hours_to_green"] >= 0).all()
     assert not b["green"].any() and b["iterations"].tolist() == [3, 3, 3] and b["hours_to_green"].isna().all()
 
     engines = r.engine_comparison(evals).set_index("engine")
@@ -83,7 +83,7 @@ def test_each_figure_counts_every_sprint_of_a_history_shared_by_six_workspaces(s
     assert pd.isna(engines.loc[b_name, "cost_per_green_sprint"])
     assert engines.loc["engine-a", "tokens"] == 6 * 1200 and engines.loc[b_name, "tokens"] == 9 * 300
     assert engines.loc["engine-a", "mean_iterations_to_green"] == 2.0
-    assert engines.loc["engine-a", "median_hours_to_green"] > 0
+    assert engines.loc["engine-a", "median_hours_to_green"] >= 0  # two iterations can share a second
 
     costs = r.cost_per_sprint(evals)
     assert len(costs) == 6 and costs["cost_usd"].sum() == pytest.approx(3 * 0.126 + 3 * 0.033)
