@@ -117,8 +117,7 @@ def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Str
     verdict = Outcome.failed if plan.project.evaluator.flaky_fails else Outcome.passed
     for attempt in range(1, plan.project.evaluator.rerun_failures + 1):
         layer = f"{plan.layer_of(strategy)}-again-{attempt}"
-        # A layer of its own: when the selection is no verdict, the whole check runs again in ``layer``.
-        selected = _failing_tests_again(plan, strategy, plugin, first, f"{layer}-tests")
+        selected = _failing_tests_again(plan, strategy, plugin, first, layer)  # a layer mounted again starts anew
         if selected is not None:
             passed, command = selected
             if passed:
