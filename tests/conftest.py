@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,27 @@ def pytest_configure(config):
     import tempfile
 
     os.environ.setdefault("SPRINTFLOW_JUDGE_HOME", tempfile.mkdtemp(prefix="sprintflow-test-judge-"))
+    atexit.register(_end_without_teardown)  # registered first, so it runs after every later exit handler
+
+
+_SESSION_STATUS: list[int] = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _SESSION_STATUS.append(int(exitstatus))
+
+
+def _end_without_teardown() -> None:
+    """End the test process with pytest's own status, skipping the interpreter's teardown.
+
+    Every test has reported by now; what is left is the teardown of native extensions, and
+    DuckDB's module-level destructors can crash there (duckdb/duckdb-python#531), turning a
+    finished run into exit 139. The CLI ends the same way after a flow (``sprintflow.cli._end``).
+    """
+    if _SESSION_STATUS:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_SESSION_STATUS[-1])
 
 
 def pytest_unconfigure(config):
