@@ -60,7 +60,8 @@ def test_twenty_evaluations_through_two_workers_on_postgres_lose_nothing_and_mee
         assert all(worker.poll() is None for worker in started)
     log = server_log.read_text(errors="replace")
     assert f"PostgreSQL in {folder}" in log and "on PostgreSQL" in log, log[-2000:]
-    assert result.refused == [] and result.states == {"COMPLETED": 20}, (result, log[-3000:])
+    workers_said = "\n".join(path.read_text(errors="replace")[-3000:] for path in tmp_path.glob("worker-*.log"))
+    assert result.refused == [] and result.states == {"COMPLETED": 20}, (result, log[-3000:], workers_said)
     assert result.written == 20 and result.lost == 0
     assert result.retryable == 0, log[-3000:]  # no "database is locked", no 503 of any kind
 
