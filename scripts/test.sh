@@ -9,11 +9,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 bash scripts/typecheck.sh
 python3 -m ruff check --quiet .
-# A second try: esbuild's install script runs the binary npm has just written, which fails with
-# ETXTBSY when another process forked while the file was open; npm ci starts from nothing again.
 for project in examples/*/package.json; do
-  (cd "$(dirname "$project")" && { npm ci --no-audit --no-fund --loglevel=error \
-      || npm ci --no-audit --no-fund --loglevel=error; })
+  (cd "$(dirname "$project")" && npm ci --no-audit --no-fund --loglevel=error)
 done
 if docker info >/dev/null 2>&1 && ! docker image inspect sprintflow-sandbox:latest >/dev/null 2>&1; then
   sprintflow sandbox build
