@@ -155,6 +155,12 @@ def _background_server(home: Path) -> Iterator[None]:
         ensure_background_server(home, announce=lambda line: None)
         yield
     finally:
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        # The runs' logs and events reach the server before it stops (else "Error logging to API").
+        APILogWorker.drain_all(timeout=10)
+        EventsWorker.drain_all(timeout=10)
         stop_background_server(home)
 
 

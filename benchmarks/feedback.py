@@ -3,14 +3,18 @@
 For every project in ``tests/fixtures/feedback/`` (four TypeScript, four
 Python, recorded by ``benchmarks/record_feedback.py``: real tools of several
 versions on real code with a type error, a lint error and a failing assertion
-injected; two of them, defu and cachetools, recorded again after their own
-build wrote ``dist/`` or ``build/`` into the checkout: the ``repeated``
-evaluation, what a linter reading a built tree makes of it), each recorded
-command goes through what the evaluator does with it: format inference from
-the command line, the parser, the environment classifier, then the generator
-feedback of one evaluation, together with one criterion per strategy and a
-previous evaluation in which everything passed (so criterion and regression
-items are produced, as in a real sprint).
+injected), each recorded command goes through what the evaluator does with it:
+format inference from the command line, the parser, the environment
+classifier, then the generator feedback of one evaluation, together with one
+criterion per strategy and a previous evaluation in which everything passed
+(so criterion and regression items are produced, as in a real sprint). The
+``repeated`` evaluation judges each project's first plain evaluation again,
+after one that failed the same way (a sprint's next iteration on a tree nobody
+fixed). Two projects, defu and cachetools, were recorded again after their own
+build wrote ``dist/`` or ``build/`` into the checkout: the ``built``
+evaluation, what a linter reading a built tree reports, shown apart from the
+goal (sprintflow's strategies never see a build's output: ``--live`` measures
+that).
 
 It prints, per evaluation, how many injected faults the feedback names at the
 right file:line (recall: out of the faults the evaluation's tools can report,
@@ -21,28 +25,34 @@ many of the failing tests the runners named are named by an item (test-name
 recall) and how many items' reproductions select exactly their failing tests
 among every test the recorded run listed (reproduction precision), the
 recorded commands' wall time one after another (serial bash, where the
-recording kept it), then the
-totals for plain commands (what a user writes first: ``npm run lint``,
-``pytest``, ``mypy src``) and for configured ones (explicit reporters).
-Goal: recall >= 95 % with plain commands, <= 1.5 items per fault, test names and
-reproductions 100 %.
+recording kept it), then the totals for plain commands (what a user writes
+first: ``npm run lint``, ``pytest``, ``mypy src``), their repeated evaluation
+and configured ones (explicit reporters).
+Goal, first and repeated: recall >= 95 % with plain commands, <= 1.5 items per
+fault, test names and reproductions 100 %.
 
     python benchmarks/feedback.py [--runs]    # --runs: also one line per recorded command
-    python benchmarks/feedback.py --live defu=/path/to/defu-checkout
+    python benchmarks/feedback.py --live defu=/path/to/defu-checkout [--live NAME=CHECKOUT ...]
 
-``--live NAME=CHECKOUT`` also times, on a checkout of a recorded project with its
-faults applied (and removed afterwards), ``sprintflow evaluate`` (local executor,
-no cache) of its first plain evaluation's commands, twice, against the same
-commands run one after another in bash: faulty-tree evaluate ÷ serial bash, with
-the recall of each evaluation's own feedback. It starts sprintflow's background
-Prefect server in a temporary PREFECT_HOME (not counted). The commands run with
-this process's environment (no project ``env``: a TypeScript project suits).
+``--live NAME=CHECKOUT`` also evaluates, on a checkout of a recorded project with
+its faults applied (and removed afterwards), its first plain evaluation's commands
+with ``sprintflow evaluate`` (local executor, no cache) twice, first and repeated,
+and scores each evaluation's own feedback as above (reproductions among the tests
+the recording listed), with its time ÷ the same commands run one after another in
+bash (run twice; the second, with the tools' caches as warm as the judged tree
+has them, is the divisor), then the totals of every live project. It starts
+sprintflow's background Prefect server in a temporary PREFECT_HOME (not
+counted). The commands run with this process's environment plus the project's
+``env`` (passed through ``executor.passEnv``): put the Python tools' virtualenv
+first on PATH, and start this script with an interpreter's own path, not a
+pyenv shim, which puts its own folders first on PATH.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import shutil
@@ -119,7 +129,7 @@ def main() -> int:
                       f"{run.result.result.value:<5} {len(run.result.diagnostics):>3} diagnostics"
                       + (f"  environment: {environment.kind.value}" if environment else ""))
         for label, chosen in evaluations(runs):
-            items = feedback_for(chosen)
+            items = feedback_for(chosen, repeated=label == "repeated")
             visible = {name: faults[name] for run in chosen for name in run.expects}
             found = named_faults(items, visible)
             named, failing = test_names(items, chosen)
@@ -136,30 +146,59 @@ def main() -> int:
                   f"{'; '.join(r.command for r in chosen)}{note}")
     print()
     for key in ("plain", "plain:typescript", "plain:python", "repeated", "configured", "configured:typescript",
-                "configured:python"):
-        n_named, n_faults, n_items, n_tests, n_failing, n_exact, n_with = totals[key]
-        if n_faults:
-            print(f"{key:<22} recall {n_named}/{n_faults} = {n_named / n_faults:6.1%}   "
-                  f"items per fault {n_items / n_faults:4.2f}   "
-                  f"test names {n_tests}/{n_failing} = {n_tests / max(1, n_failing):6.1%}   "
-                  f"reproductions {n_exact}/{n_with} = {n_exact / max(1, n_with):6.1%}")
-    n_named, n_faults, n_items, n_tests, n_failing, n_exact, n_with = totals["plain"]
-    met = (n_named / n_faults >= GOAL_RECALL and n_items / n_faults <= GOAL_NOISE and n_tests == n_failing
-           and n_exact == n_with)
-    print(f"\ngoal (plain commands): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault, every failing "
-          f"test named and reproduced alone: {'met' if met else 'NOT met'}")
-    for pair in args.live:
+                "configured:python", "built"):
+        if totals[key][1]:
+            print(totals_line(key, totals[key]))
+    print()
+    for key in ("plain", "repeated"):
+        print(goal_line(key, totals[key]))
+    checkouts = []
+    for pair in args.live:  # every pair checked before the first (long) live run
         name, _, checkout = pair.partition("=")
         project = next((p for p in catalogue["projects"] if p["name"] == name), None)
         if project is None or not Path(checkout).is_dir():
             print(f"--live {pair}: no recorded project {name!r} or no folder {checkout!r}", file=sys.stderr)
             return 2
-        live(project, Path(checkout).resolve())
+        checkouts.append((project, Path(checkout).resolve()))
+    live_totals = {"first": [0] * 7, "repeated": [0] * 7}
+    for project, checkout in checkouts:
+        for label, scored in live(project, checkout).items():
+            live_totals[label] = [total + n for total, n in zip(live_totals[label], scored, strict=True)]
+    if checkouts:
+        print()
+        for label, summed in live_totals.items():
+            print(totals_line(f"live {label}", summed))
+        for label, summed in live_totals.items():
+            print(goal_line(f"live {label}", summed))
     return 0
 
 
-def live(project: dict, checkout: Path) -> None:
-    """Faulty-tree ``evaluate`` (first and repeated) ÷ the same commands in serial bash, on ``checkout``."""
+def totals_line(key: str, counts: list[int]) -> str:
+    named, faults, items, tests, failing, exact, with_tests = counts
+    return (f"{key:<22} recall {named}/{faults} = {named / max(1, faults):6.1%}   "
+            f"items per fault {items / max(1, faults):4.2f}   "
+            f"test names {tests}/{failing} = {tests / max(1, failing):6.1%}   "
+            f"reproductions {exact}/{with_tests} = {exact / max(1, with_tests):6.1%}")
+
+
+def goal_line(key: str, counts: list[int]) -> str:
+    return (f"goal ({key}): recall >= {GOAL_RECALL:.0%}, <= {GOAL_NOISE} items per fault, every failing test "
+            f"named and reproduced alone: {'met' if goal_met(*counts) else 'NOT met'}")
+
+
+def goal_met(named: int, faults: int, items: int, tests: int, failing: int, exact: int, with_tests: int) -> bool:
+    """Whether an evaluation's totals meet the goal (none at all is no pass)."""
+    return (faults > 0 and named / faults >= GOAL_RECALL and items / faults <= GOAL_NOISE and tests == failing
+            and exact == with_tests)
+
+
+def live(project: dict, checkout: Path) -> dict[str, list[int]]:
+    """Faulty-tree ``evaluate`` (first and repeated) ÷ the same commands in serial bash, on ``checkout``.
+
+    Each evaluation's own feedback is scored as a recorded one is: recall, items per fault, the
+    failing tests its strategies named and the reproductions that select exactly those (among
+    the tests the project's recording listed).
+    """
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from evaluate import _background_server, _timed
     from record_feedback import _restore, _snapshot, apply_faults
@@ -167,38 +206,79 @@ def live(project: dict, checkout: Path) -> None:
     from sprintflow.flows.evaluate import evaluate_flow
     from sprintflow.runs import run_flow
 
-    chosen: dict[str, str] = {}
-    for run in project["runs"]:
-        if run["plain"] and run.get("evaluate", True) and not run.get("repeat"):
-            chosen.setdefault(run["strategy"], run["command"])
+    recorded, _ = load_project(project)
+    first = dict(evaluations(recorded))["plain-1"]
+    chosen = {run.strategy: run.command for run in first}
+    listed = {run.strategy: run.tests for run in first}
     added = [checkout / "sprintflow.toml", checkout / "contract.json", checkout / ".sprintflow"]
     if any(path.exists() for path in added):
         raise SystemExit(f"{checkout} already has sprintflow files; use a checkout of its own")
+    env = project.get("env", {})
     sources = _snapshot(checkout)
+    saved = {name: os.environ.get(name) for name in env}
     try:
         faults = apply_faults(checkout, project["faults"])
-        _write_sprint(checkout, chosen)
-        serial_s, _ = _timed(lambda: subprocess.run(["bash", "-c", " ; ".join(chosen.values())], cwd=checkout,
-                                                    capture_output=True, check=False))
+        _write_sprint(checkout, chosen, sorted(env))
+        os.environ.update(env)
+        def serial() -> object:
+            return subprocess.run(["bash", "-c", " ; ".join(chosen.values())], cwd=checkout, capture_output=True,
+                                  check=False)
+
+        # Twice: the first run fills the tools' own caches in the checkout (mypy's, tsc's), which the
+        # judged tree then has too, so the second is the fair comparison.
+        cold_s, _ = _timed(serial)
+        serial_s, _ = _timed(serial)
         with tempfile.TemporaryDirectory() as home, _background_server(Path(home)):
             timed = [_timed(lambda n=n: run_flow(evaluate_flow, str(checkout), str(checkout / "contract.json"),
                                                  executor="local", use_cache=False, iteration=n))
                      for n in (1, 2)]
     finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         _restore(checkout, sources)
         for path in added:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-    places = {name: (where["file"], where["line"]) for name, where in faults.items()}
+    visible = {name for run in first for name in run.expects}  # as recorded: what these tools can see
+    places = {name: (where["file"], where["line"]) for name, where in faults.items() if name in visible}
+    hidden = sorted(set(faults) - visible)
+    note = f"  (not visible to these tools: {', '.join(hidden)})" if hidden else ""
+    counts = {}
     for label, (seconds, result) in zip(("first", "repeated"), timed, strict=True):
-        found = named_faults(result.generator_feedback, places)
-        print(f"live {project['name']} {label:<9} evaluate {seconds:6.1f}s / serial bash {serial_s:6.1f}s = "
-              f"{seconds / serial_s:4.2f}   recall {len(found)}/{len(places)}   "
-              f"items {len(result.generator_feedback)}   ({'; '.join(chosen.values())})")
+        items = result.generator_feedback
+        runs = [Run(project["name"], s.strategy, s.strategy, True, [], True, chosen.get(s.strategy, ""), "",
+                    ReportSpec("generic"), s, listed.get(s.strategy, []), False, None) for s in result.strategy_results]
+        found = named_faults(items, places)
+        named, failing = test_names(items, runs)
+        exact, with_tests = reproductions(items, runs)
+        leaks = leaked_paths(result)
+        print(f"live {project['name']:<15} {label:<9} evaluate {seconds:6.1f}s / serial bash {serial_s:6.1f}s = "
+              f"{seconds / serial_s:4.2f} (cold bash {cold_s:5.1f}s)   recall {len(found)}/{len(places)}   "
+              f"items {len(items)} ({len(items) / len(places):.2f} per fault)   tests {named}/{failing}   "
+              f"repro {exact}/{with_tests}   {'no' if not leaks else len(leaks)} sprintflow paths   "
+              f"({'; '.join(chosen.values())}){note}")
+        counts[label] = [len(found), len(places), len(items), named, failing, exact, with_tests]
+    return counts
 
 
-def _write_sprint(checkout: Path, commands: dict[str, str]) -> None:
-    """A ``sprintflow.toml`` with the commands as strategies, and a contract with one criterion each."""
-    (checkout / "sprintflow.toml").write_text("".join(
+def leaked_paths(result: EvalResult) -> list[str]:
+    """The feedback items and strategy outputs that name sprintflow's own state (``.sprintflow/``, the
+    judge's store): strategies see only the judged tree, so there should be none."""
+    from sprintflow.settings import get_settings
+
+    own = (".sprintflow/", str(get_settings().judge_home_path))
+    texts = [item.model_dump_json() for item in result.generator_feedback]
+    texts += [s.output or "" for s in result.strategy_results]
+    return [text[:200] for text in texts if any(mark in text for mark in own)]
+
+
+def _write_sprint(checkout: Path, commands: dict[str, str], passed: list[str]) -> None:
+    """A ``sprintflow.toml`` with the commands as strategies (``passed``: host variables they get), and a
+    contract with one criterion each."""
+    executor = f"[executor]\npassEnv = {json.dumps(passed)}\n\n" if passed else ""
+    (checkout / "sprintflow.toml").write_text(executor + "".join(
         f'[[evaluator.strategies]]\ntype = "{strategy}"\ncommand = {json.dumps(command)}\n\n'
         for strategy, command in commands.items()), encoding="utf-8")
     criteria = [{"criterionId": f"sc-1-{i}", "description": f"{strategy} passes", "verificationMethod": strategy,
@@ -261,10 +341,15 @@ def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
 
     Plain commands recorded with several tool versions make several plain
     evaluations (``plain-1``, ``plain-2``: the i-th version of each strategy).
-    The configured evaluation uses each strategy's configured run where there is one.
-    A project recorded again after its build wrote its output into the checkout
-    makes a ``repeated`` evaluation: ``plain-1`` with each strategy's run on the
-    built tree in place of its first one.
+    ``repeated`` is ``plain-1`` judged again as a sprint's next iteration judges a
+    tree nobody fixed: after an evaluation that failed the same way
+    (:func:`feedback_for`). The configured evaluation uses each strategy's
+    configured run where there is one. A project recorded again after its own
+    build wrote its output into the checkout makes a ``built`` evaluation:
+    ``plain-1`` with each strategy's run on the built tree in place of its first
+    one, what a linter reading a built tree reports. sprintflow's strategies never
+    see a build's output (``--live`` measures its own repeated evaluation), so
+    ``built`` is shown apart from the goal.
     """
     plain: dict[str, list[Run]] = defaultdict(list)
     configured: dict[str, Run] = {}
@@ -279,28 +364,39 @@ def evaluations(runs: list[Run]) -> list[tuple[str, list[Run]]]:
     variants = max((len(v) for v in plain.values()), default=0)
     chosen = [(f"plain-{i + 1}", [choices[min(i, len(choices) - 1)] for choices in plain.values()])
               for i in range(variants)]
+    if chosen:
+        chosen.append(("repeated", chosen[0][1]))
     if built and chosen:
-        chosen.append(("repeated", [built.get(run.strategy, run) for run in chosen[0][1]]))
+        chosen.append(("built", [built.get(run.strategy, run) for run in chosen[0][1]]))
     if configured:
         chosen.append(("configured", [configured.get(s) or plain[s][0] for s in plain]
                        + [r for s, r in configured.items() if s not in plain]))
     return chosen
 
 
-def feedback_for(runs: list[Run]) -> list[GeneratorFeedback]:
-    """The generator feedback of one evaluation, with criteria and regressions as a sprint has them."""
+def feedback_for(runs: list[Run], repeated: bool = False) -> list[GeneratorFeedback]:
+    """The generator feedback of one evaluation, with criteria and regressions as a sprint has them.
+
+    The previous evaluation passed everything (so criterion and regression items are
+    produced), or, ``repeated``, failed just as this one does: the next iteration of a
+    sprint whose generator changed nothing.
+    """
     strategies = [run.result for run in runs]
     criteria = [judge_by_strategy(SuccessCriterion(criterion_id=f"sc-1-{i + 1}", description=f"{s.strategy} passes",
                                                    verification_method=VerificationMethod(s.strategy),
                                                    required=True), s)
                 for i, s in enumerate(strategies)]
+    if repeated:
+        before_strategies, before_criteria = strategies, criteria
+    else:
+        before_strategies = [s.model_copy(update={"result": Outcome.passed, "diagnostics": []}) for s in strategies]
+        before_criteria = [c.model_copy(update={"result": Outcome.passed}) for c in criteria]
     previous = EvalResult(
         eval_id="eval-bench-1", contract_id="bench", spec_id="spec-bench", timestamp="2026-01-01T00:00:00Z",
-        iteration=1, overall_result="pass", summary="all passed",
+        iteration=1, overall_result="fail" if repeated else "pass", summary="before",
         score=Score(criteria_total=0, criteria_passed=0, criteria_failed=0, criteria_skipped=0,
                     required_passed=0, required_failed=0, required_total=0),
-        strategy_results=[s.model_copy(update={"result": Outcome.passed, "diagnostics": []}) for s in strategies],
-        criteria_results=[c.model_copy(update={"result": Outcome.passed}) for c in criteria])
+        strategy_results=before_strategies, criteria_results=before_criteria)
     regressions = find_regressions(previous, strategies, criteria)
     commands = {run.strategy: run.command for run in runs}
     return generator_feedback(strategies, criteria, regressions, commands)

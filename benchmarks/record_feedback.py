@@ -10,7 +10,8 @@ code, stdout, stderr, the report files the command wrote) and ``project.json``
 inference reads). The checkout is restored afterwards, even when a run fails.
 Commands run in catalogue order and the files a command creates are kept (the
 sources it edits are restored), so a run listed after a project's build sees
-the tree that build wrote its output into (``"repeat": true`` in the catalogue).
+the tree that build wrote its output into (``"repeat": true`` in the catalogue: the benchmark's
+``built`` evaluation).
 Each recording keeps the command's wall time (``durationS``), which
 ``benchmarks/feedback.py`` sums into the serial-bash time of an evaluation.
 
