@@ -106,7 +106,8 @@ def _prefix() -> tuple[list[str], str] | tuple[None, str]:
               "--propagation", "private", "--kill-child=SIGKILL"]
     probe_argv = _argv(prefix, setpriv, Containment(network=False), ["/bin/true"])
     try:
-        probe = subprocess.run(probe_argv, capture_output=True, timeout=30)
+        # From /: the init returns to the caller's folder, which the private /tmp covers when it lies there.
+        probe = subprocess.run(probe_argv, capture_output=True, timeout=30, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"unshare could not run: {exc}"
     if probe.returncode != 0:

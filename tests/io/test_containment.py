@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from sprintflow.io.containment import Bind, Containment, containment_unavailable, own_state
 from sprintflow.io.process import run_command
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +105,15 @@ def test_a_view_that_cannot_be_built_is_an_error_and_nothing_runs(tmp_path):
                          contain=Containment(binds=(Bind(str(tmp_path), "/sprintflow-missing/x"),)))
     assert result.error and "containment could not be built" in result.error
     assert not (tmp_path / "ran").exists()
+
+
+def test_containment_is_found_from_a_folder_under_tmp(tmp_path):
+    """The probe must not depend on where sprintflow was started: a clone under /tmp is a new user's first try,
+    and from there the probe once failed, so every command ran uncontained."""
+    started_in = tmp_path / "clone"
+    started_in.mkdir()
+    assert str(started_in).startswith("/tmp/")
+    probe = subprocess.run([sys.executable, "-c", "from sprintflow.io.containment import containment_unavailable;"
+                            "print(containment_unavailable())"], cwd=started_in, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert probe.stdout.strip() == "None", probe.stdout + probe.stderr
