@@ -110,7 +110,11 @@ def bind(fd: int, target: str, writable: bool) -> None:
     if not os.path.lexists(target):
         if not target.startswith("/tmp/"):  # only ever create inside our own /tmp, never in a real tree
             raise SetupFailed(f"bind target {target} does not exist")
-        os.makedirs(target)
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.makedirs(target)
+        else:  # a file is bound onto an empty file of its own
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "x").close()
     mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
     mount(None, target, None, MS_REMOUNT | MS_BIND | (0 if writable else MS_RDONLY))
 
@@ -197,7 +201,7 @@ def parse_spec(args: list[str]) -> dict:
 
 def build_view(spec: dict) -> list[str]:
     """Every step of the module docstring; returns the hidden folders."""
-    sources = [(os.open(source, os.O_PATH | os.O_DIRECTORY), target, writable)
+    sources = [(os.open(source, os.O_PATH), target, writable)
                for source, target, writable in spec["binds"]]
     read_only_everywhere()
     private_tmp_and_dev()

@@ -6,7 +6,8 @@ engines, strategies with the local executor, sprintflow's own git) runs containe
 * in its own PID namespace: when it ends, or is killed at its deadline, everything it started
   dies with it (``setsid`` daemons and double forks included);
 * in its own mount namespace, whose view :mod:`~sprintflow.io.contain_init` builds: the whole
-  file system read-only, a private ``/tmp`` and minimal ``/dev``, then the spec's binds (its
+  file system read-only, a private ``/tmp`` (showing, read-only, what the command's words and
+  ``PATH`` name there: :func:`named_under_tmp`) and minimal ``/dev``, then the spec's binds (its
   tree, writable), discarded paths (writes vanish: HOME always, so an engine keeps its login
   and nothing it leaves there reaches a later command), hidden paths (an empty cover), daemons'
   sockets covered, and sprintflow's own state (the judge's store, the Prefect home, the
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +40,7 @@ from pathlib import Path
 from . import contain_init
 
 __all__ = ["HIDDEN_WRITE", "SETUP_FAILED", "Bind", "Containment", "containment_unavailable", "contained_argv",
-           "own_state"]
+           "named_under_tmp", "own_state"]
 
 HIDDEN_WRITE = contain_init.HIDDEN_WRITE
 """How the namespace's init reports a file the command wrote where it was hidden (then thrown away)."""
@@ -116,9 +118,9 @@ def _prefix() -> tuple[list[str], str] | tuple[None, str]:
 
 
 def _argv(prefix: list[str], setpriv: str, containment: Containment, argv: Sequence[str],
-          cwd: str | None = None) -> list[str]:
+          cwd: str | None = None, search_path: str = "") -> list[str]:
     hidden = list(containment.hide) + ([] if containment.keep_state else list(own_state()))
-    binds = list(containment.binds)
+    binds = [Bind(top, top) for top in named_under_tmp([*argv, search_path])] + list(containment.binds)
     if cwd is not None and not any(_inside(cwd, b.target) for b in binds):
         binds.insert(0, Bind(cwd, cwd))  # where it starts stays visible (a private /tmp would cover it), read-only
     spec = ["--setpriv", setpriv, "--home", str(Path.home())]
@@ -143,10 +145,37 @@ def containment_unavailable() -> str | None:
     return why if prefix is None else None
 
 
-def contained_argv(argv: Sequence[str], containment: Containment, cwd: str | None = None) -> list[str] | None:
-    """``argv`` wrapped in its namespaces (starting in ``cwd``), or None where containment is unavailable."""
+def contained_argv(argv: Sequence[str], containment: Containment, cwd: str | None = None,
+                   search_path: str = "") -> list[str] | None:
+    """``argv`` wrapped in its namespaces (starting in ``cwd``, finding programs on ``search_path``,
+    the command's ``PATH``), or None where containment is unavailable."""
     prefix, setpriv = _prefix()
-    return None if prefix is None else _argv(prefix, setpriv, containment, argv, cwd)
+    return None if prefix is None else _argv(prefix, setpriv, containment, argv, cwd, search_path)
+
+
+_UNDER_TMP = re.compile(r"(?<![\w.~-])/tmp/[^/\s'\"`;|&<>(){}=:,]+")
+
+
+def named_under_tmp(texts: Sequence[str]) -> list[str]:
+    """The entries of ``/tmp`` that a command's words and ``PATH`` name (its program, its script, a
+    virtualenv): shown to it read-only, since the private ``/tmp`` would cover them. They are the
+    operator's, named in the configured command or the environment; a link is followed only when
+    it stays in ``/tmp`` (one out of it could lead to a hidden path), and the hidden paths are
+    covered afterwards as everywhere.
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp(dir="/tmp")
+        >>> named_under_tmp([f"python3 {folder}/engine.py --fast", "/usr/bin:/tmp/no-such-venv/bin"]) == [folder]
+        True
+    """
+    found: set[str] = set()
+    for text in texts:
+        for top in _UNDER_TMP.findall(text):
+            real = os.path.realpath(top)
+            if real == top and os.path.lexists(top):
+                found.add(top)
+    return sorted(found)
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -174,17 +174,18 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         'started\\n'
     """
     shell = isinstance(command, str) if shell is None else shell
+    environment = dict(env) if env is not None else strategy_env()
     if contain is not None:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) and shell else \
             ([command] if isinstance(command, str) else command)
-        contained = contained_argv(argv, contain, str(Path(cwd).resolve()))
+        contained = contained_argv(argv, contain, str(Path(cwd).resolve()), environment.get("PATH", ""))
         if contained is not None:
             command, shell = contained, False
     out, err = CappedBuffer(output_limit), CappedBuffer(output_limit)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            command, shell=shell, cwd=cwd, env=dict(env) if env is not None else strategy_env(),
+            command, shell=shell, cwd=cwd, env=environment,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **as_user(user),
         )

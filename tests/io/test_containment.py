@@ -117,3 +117,41 @@ def test_containment_is_found_from_a_folder_under_tmp(tmp_path):
                             "print(containment_unavailable())"], cwd=started_in, capture_output=True, text=True,
                            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert probe.stdout.strip() == "None", probe.stdout + probe.stderr
+
+
+def test_what_the_command_names_under_tmp_is_shown_read_only(tmp_path):
+    """An engine or a virtualenv in a folder under /tmp (a clone there, pytest's own temp folders) is the
+    operator's: the private /tmp must not cover it, or the command fails for our environment, not its code."""
+    tools = tmp_path / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "engine.py").write_text("import sys; print('engine ran', sys.argv[1])\n")
+    (tools / "bin" / "helper").write_text("#!/bin/sh\necho helper ran\n")
+    (tools / "bin" / "helper").chmod(0o755)
+    (tools / "secret").mkdir()
+    (tools / "secret" / "key").write_text("k")
+    loose = Path("/tmp") / f"sprintflow-loose-{os.getpid()}.py"
+    loose.write_text("print('loose ran')\n")
+    try:
+        env = {**os.environ, "PATH": f"{tools / 'bin'}:{os.environ['PATH']}"}
+        script = (f"python3 {tools}/engine.py one; helper; python3 '{loose}'; cat {tools}/secret/key; "
+                  f"touch {tools}/new 2>/dev/null || echo refused")
+        result = run_command(script, cwd=ROOT, timeout=30, env=env,
+                             contain=Containment(hide=(str(tools / "secret"),)))
+    finally:
+        loose.unlink()
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == ["engine ran one", "helper ran", "loose ran", "refused"], \
+        result.stdout + result.stderr
+    assert not (tools / "new").exists()
+
+
+def test_a_link_under_tmp_that_leads_out_of_it_is_not_followed(tmp_path):
+    """A link in /tmp to a hidden folder must not become a way to see that folder."""
+    secret = ROOT / "tests" / "fixtures"
+    link = Path("/tmp") / f"sprintflow-link-{os.getpid()}"
+    link.symlink_to(secret)
+    try:
+        out, _ = _run(f"ls {link}/ 2>/dev/null | head -1; echo done", tmp_path, hide=(str(secret),))
+    finally:
+        link.unlink()
+    assert out.strip() == "done"
