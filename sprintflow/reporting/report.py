@@ -287,6 +287,25 @@ def table_records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[st
     return [{str(k): _json_safe(v) for k, v in row.items()} for row in head.to_dict("records")]
 
 
+def _csv_ready(table: pa.Table) -> pa.Table:
+    """UTC timestamps as the same text Arrow's CSV writer gives them, written 20x faster: it looks the
+    zone up for every value (half a second for the 83,000 sprints of a 2 M-row history).
+
+    Example:
+        >>> stamps = pa.array([0], pa.timestamp("ms", tz="UTC"))
+        >>> _csv_ready(pa.table({"at": stamps}))["at"].to_pylist()
+        ['1970-01-01 00:00:00.000Z']
+    """
+    import pyarrow.compute as pc
+
+    for index, column in enumerate(table.schema):
+        if pa.types.is_timestamp(column.type) and column.type.tz in ("UTC", "+00:00"):
+            naive = table.column(index).cast(pa.timestamp(column.type.unit))
+            text = pc.binary_join_element_wise(naive.cast(pa.string()), "Z", "")
+            table = table.set_column(index, column.name, text)
+    return table
+
+
 def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     """Write ``report.html``, ``summary.txt`` and every table as ``csv/<key>.csv`` and ``parquet/<key>.parquet``.
 
@@ -297,7 +316,7 @@ def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     out = Path(out)
     for key, table in report.tables.items():
         arrow = pa.Table.from_pandas(table, preserve_index=False)
-        atomic_write(out / "csv" / f"{key}.csv", partial(pacsv.write_csv, arrow))
+        atomic_write(out / "csv" / f"{key}.csv", partial(pacsv.write_csv, _csv_ready(arrow)))
         write_parquet(arrow, out / "parquet" / f"{key}.parquet")
     atomic_write_text(out / "summary.txt", report.summary_text())
     atomic_write_text(out / "report.html", render_html(report))
