@@ -62,7 +62,8 @@
     };
     const render = () => {
       if (!active) { drill.hidden = true; return; }
-      const [name, value] = active;
+      const [picked, value] = active;
+      const name = PICKS[picked] === "engine" ? "pick_engine" : picked;  // every engine chart lists alike
       const rows = sample.filter((r) => matchesFilters(r) && matchesPick(r, name, value));
       const own = name === "pick_strategy" ? (r) => r.strategies[value.name[0]]
         : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
@@ -118,7 +119,7 @@
       if (row) open(row.dataset.key);
     });
     dialog.querySelector("button").addEventListener("click", () => dialog.close());
-    PICKS.forEach((name) => view.addSignalListener(name, (_, value) => {
+    Object.keys(PICKS).forEach((name) => view.addSignalListener(name, (_, value) => {
       active = value && Object.keys(value).length ? [name, value] : (active && active[0] === name ? null : active);
       render();
     }));

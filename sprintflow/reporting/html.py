@@ -158,7 +158,7 @@ def render_html(report: Report) -> str:
         room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
         evaluations, details = _fit(page.evaluations, page.details, room)
         data = {"spec": spec, "evaluations": evaluations, "details": details}
-        config = {"all": ALL, "never": NEVER, "picks": list(PICKS), "perDay": SAMPLE_PER_DAY,
+        config = {"all": ALL, "never": NEVER, "picks": PICKS, "perDay": SAMPLE_PER_DAY,
                   "detailed": page.totals.get("detailed evaluations", len(details)),
                   "trimmed": len(evaluations) < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")

@@ -19,7 +19,8 @@ All views live in one specification, so they share the filter parameters:
 * ``period_unit``: day (up to 45 days), week (up to 800 days) or month, from
   the span of the chosen dates, so a week of data shows days;
 * clicks: ``pick_period``, ``pick_strategy``, ``pick_criterion``,
-  ``pick_engine`` and ``pick_green`` select what the drill-down lists.
+  ``pick_engine`` (and one per other engine chart) and ``pick_green`` select what the drill-down
+  lists (:data:`PICKS`); every bar's row takes the click, a 0 % or missing bar included.
 
 A rate is always ``passed / (passed + failed)`` with a 95 % Wilson interval,
 drawn as a band and as error bars, so an interval stays visible for a single
@@ -41,8 +42,10 @@ Z = 1.959963984540054
 DATASETS = ("outcomes", "greens", "activity", "flips", "coverage", "bugs", "scores")
 """The embedded cubes, by name (the fields of :class:`~sprintflow.reporting.explore.PageData`)."""
 PICKS = {"pick_period": "period", "pick_strategy": "name", "pick_criterion": "name", "pick_engine": "engine",
+         "pick_engine_green": "engine", "pick_engine_iterations": "engine", "pick_engine_cost": "engine",
          "pick_green": "iterations"}
-"""Click selections and the field each one picks."""
+"""Click selections and the field each one picks: the drill-down lists by the field, so every engine
+chart's click lists that engine's evaluations."""
 FILTERS = ("contract", "engine", "strategy", "criterion", "executor")
 WIDTH = 540
 _PASS, _FAIL, _BAND = "#2f7d32", "#c62828", "#4c78a8"
@@ -136,9 +139,16 @@ def _percent(field: str, title: str | None = None) -> alt.X:
 
 def _hit_bars(base: alt.Chart, y: alt.Y, pick: alt.Parameter, tooltip: list) -> alt.Chart:
     """A full-width, all but invisible bar on each row that takes the click for ``pick``: a 0 % bar has
-    no width to click, and its row must still list its evaluations. Drawn last, over the visible bars."""
+    no width to click (nor has a missing value), and its row must still list its evaluations. Drawn last,
+    over the visible bars; on an x scale of its own, without an axis (layer it with :func:`_clickable`)."""
     return base.mark_bar(opacity=0.01, cursor="pointer").encode(
-        x=alt.datum(0, scale=alt.Scale(domain=[0, 1])), x2=alt.datum(1), y=y, tooltip=tooltip).add_params(pick)
+        x=alt.datum(0, scale=alt.Scale(domain=[0, 1]), axis=None), x2=alt.datum(1), y=y,
+        tooltip=tooltip).add_params(pick)
+
+
+def _clickable(*parts: Part, hits: alt.Chart, **properties: Any) -> Spec:
+    """``parts`` layered with their rows' click targets (:func:`_hit_bars`), whose x scale is their own."""
+    return {**_layer(*parts, hits, **properties), "resolve": {"scale": {"x": "independent"}}}
 
 
 def _period_of(day: str) -> str:
@@ -349,8 +359,15 @@ def _time_to_green() -> Spec:
     return _hconcat(bars, text, spacing=40)
 
 
+def _engine_pick(chart: str = "") -> alt.Parameter:
+    """An engine click; each chart takes its own (a selection is defined in one view), and the
+    drill-down reads every one of :data:`PICKS` whose field is the engine the same way."""
+    return alt.selection_point(name="pick_engine" + (f"_{chart}" if chart else ""), fields=["engine"], on="click",
+                               clear="dblclick", empty=False)
+
+
 def _engines() -> Spec:
-    pick = alt.selection_point(name="pick_engine", fields=["engine"], on="click", clear="dblclick", empty=False)
+    pick = _engine_pick()
     y = alt.Y("engine:N", title=None)
     color = alt.condition(pick, alt.value("#f58518"), alt.value(_BAND))
     rates = (_data("outcomes").transform_filter("datum.level == 'evaluation'")
@@ -359,12 +376,11 @@ def _engines() -> Spec:
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
     tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")]
-    rate_bars = _layer(
+    rate_bars = _clickable(
         rates.mark_bar(cursor="pointer").encode(x=_percent("rate", "evaluation pass rate"), y=y, color=color,
                                                 tooltip=tooltip),
         rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        _hit_bars(rates, y, pick, tooltip),
-        width=300, height={"step": 26}, title=_title("Evaluations passing"))
+        hits=_hit_bars(rates, y, pick, tooltip), width=300, height={"step": 26}, title=_title("Evaluations passing"))
     greens = (_data("greens").transform_filter("datum.level == 'contract'")
               .transform_filter(_where("contract", "engine", "executor"))
               .transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
@@ -373,23 +389,31 @@ def _engines() -> Spec:
                                    groupby=["engine"])
               .transform_calculate(**_wilson("green", "items"))
               .transform_calculate(mean_iterations="datum.green > 0 ? datum.iterations_sum / datum.green : null"))
-    green_bars = _layer(
-        greens.mark_bar().encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
-                                 tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="green [95%]")]),
+    green_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="green [95%]")]
+    green_bars = _clickable(
+        greens.mark_bar(cursor="pointer").encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
+                                                 tooltip=green_tooltip),
         greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        width=300, height={"step": 26}, title=_title("Sprints going green"))
-    iterations = greens.mark_bar().encode(
-        x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
-        tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
-    ).properties(width=300, height={"step": 26}, title=_title("Iterations to green"))
+        hits=_hit_bars(greens, y, _engine_pick("green"), green_tooltip), width=300, height={"step": 26},
+        title=_title("Sprints going green"))
+    iteration_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
+    iterations = _clickable(
+        greens.mark_bar(cursor="pointer").encode(
+            x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
+            tooltip=iteration_tooltip),
+        hits=_hit_bars(greens, y, _engine_pick("iterations"), iteration_tooltip), width=300, height={"step": 26},
+        title=_title("Iterations to green"))
     costs = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(cost="sum(cost)", sprints="sum(sprints)", costed="sum(costed)", groupby=["engine"])
              .transform_calculate(
                  per_sprint="datum.sprints > 0 && datum.costed > 0 ? datum.cost / datum.sprints : null"))
-    cost_bars = costs.mark_bar().encode(
-        x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
-        tooltip=[alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
-    ).properties(width=300, height={"step": 26}, title=_title("Cost per sprint"))
+    cost_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
+    cost_bars = _clickable(
+        costs.mark_bar(cursor="pointer").encode(
+            x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
+            tooltip=cost_tooltip),
+        hits=_hit_bars(costs, y, _engine_pick("cost"), cost_tooltip), width=300, height={"step": 26},
+        title=_title("Cost per sprint"))
     return _vconcat(_hconcat(rate_bars, green_bars), _hconcat(iterations, cost_bars),
                     title=_title("Engine A vs engine B", "click an engine's bar to list its evaluations"))
 

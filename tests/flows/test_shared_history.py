@@ -154,7 +154,7 @@ def test_an_iteration_evaluated_twice_keeps_both_evalresults_and_the_history_poi
     assert {page.details[e["key"]]["summary"] for e in page.evaluations} == {first.summary, second.summary}
 
 
-def test_engine_bs_0_percent_bar_can_be_clicked_and_lists_all_its_evaluations(shared, sync_playwright, tmp_path):  # noqa: F811
+def test_engine_bs_bars_can_be_clicked_at_0_percent_and_list_all_its_evaluations(shared, sync_playwright, tmp_path):  # noqa: F811
     history, workspaces = shared
     report = build_report(load_history(workspaces[0], directory=history, columns=r.REPORT_COLUMNS),
                           workspace=str(workspaces[0]))
@@ -163,11 +163,16 @@ def test_engine_bs_0_percent_bar_can_be_clicked_and_lists_all_its_evaluations(sh
         browser, page, errors = _open(playwright, path, [])
         try:
             bar = '#charts path[aria-roledescription="bar"][aria-label*="engine: python3 ./engine_b.py"]'
-            page.locator(f'{bar}[aria-label*="pass rate [95%]: 0.0%"]').last.click()  # the row, not the 0-wide bar
-            page.wait_for_function("document.querySelector('#drill h2').textContent.includes('engine_b.py')")
-            assert page.locator("#drill tbody tr").count() == 9
-            assert page.inner_text("#drill .count").startswith(
-                "9 of the sampled evaluations match (of 9 in the history: 0 not sampled)")
+            # Each engine chart's row for engine B: its pass rate and green rate are 0 % (no width), and it
+            # has no iterations to green (no bar at all); the row's click target lists its evaluations.
+            for label in ("pass rate [95%]: 0.0%", "green [95%]: 0.0%", "mean_iterations", "per sprint"):
+                page.locator(f'{bar}[aria-label*="{label}"]').last.click()  # the row, not the visible bar
+                page.wait_for_function("document.querySelector('#drill h2').textContent.includes('engine_b.py')")
+                assert page.locator("#drill tbody tr").count() == 9, label
+                assert page.inner_text("#drill .count").startswith(
+                    "9 of the sampled evaluations match (of 9 in the history: 0 not sampled)"), label
+                page.locator(f'{bar}[aria-label*="{label}"]').last.dblclick()  # clears the pick
+                page.wait_for_function("document.querySelector('#drill').hidden")
         finally:
             browser.close()
     assert not errors
