@@ -30,9 +30,14 @@
       && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || r[k] === filter(k))
       && (filter("strategy") === ALL || filter("strategy") in r.strategies)
       && (filter("criterion") === ALL || filter("criterion") in r.criteria);
+    // A criterion's verification method, from the coverage cube (a criterion id names one method).
+    const methodOf = {};
+    ((spec.datasets && spec.datasets.coverage) || []).forEach((c) => { methodOf[c.name] = c.method; });
     const matchesPick = (r, name, value) => {
       if (name === "pick_period") return inPeriod(r, value.period[0]);
       if (name === "pick_strategy") return value.name[0] in r.strategies;
+      if (name === "pick_strategy_period") return value.name[0] in r.strategies && inPeriod(r, value.period[0]);
+      if (name === "pick_method") return Object.keys(r.criteria).some((c) => methodOf[c] === value.method[0]);
       if (name === "pick_criterion") return value.name[0] in r.criteria && inPeriod(r, value.period[0]);
       if (name === "pick_engine") return r.engine === value.engine[0];
       if (name === "pick_green") return r.green_after === value.iterations[0];
@@ -41,6 +46,8 @@
     const describe = (name, value) => {
       if (name === "pick_period") return `the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
       if (name === "pick_strategy") return `strategy ${value.name[0]}`;
+      if (name === "pick_strategy_period") return `strategy ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_method") return `criteria verified by ${value.method[0]}`;
       if (name === "pick_criterion") return `criterion ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
       if (name === "pick_engine") return `engine ${value.engine[0]}`;
       return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
@@ -50,12 +57,13 @@
     const cubeRows = (spec.datasets && spec.datasets.outcomes) || [];
     const total = (name, value) => {
       const narrowed = filter("strategy") !== ALL || filter("criterion") !== ALL;
-      const level = name === "pick_strategy" ? "strategy" : name === "pick_criterion" ? "criterion" : "evaluation";
-      if (name === "pick_green" || (narrowed && level === "evaluation")) return null;
+      const level = name.startsWith("pick_strategy") ? "strategy" : name === "pick_criterion" ? "criterion" : "evaluation";
+      if (name === "pick_green" || name === "pick_method" || (narrowed && level === "evaluation")) return null;
       return cubeRows.filter((c) => c.level === level && c.day >= filter("from") && c.day <= filter("to")
         && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || c[k] === filter(k))
         && (name !== "pick_engine" || c.engine === value.engine[0])
-        && (name !== "pick_strategy" || c.name === value.name[0])
+        && (!name.startsWith("pick_strategy") || c.name === value.name[0])
+        && (name !== "pick_strategy_period" || inPeriod(c, value.period[0]))
         && (name !== "pick_criterion" || (c.name === value.name[0] && inPeriod(c, value.period[0])))
         && (name !== "pick_period" || inPeriod(c, value.period[0])))
         .reduce((sum, c) => sum + c.passed + c.failed + c.skipped, 0);
@@ -63,9 +71,9 @@
     const render = () => {
       if (!active) { drill.hidden = true; return; }
       const [picked, value] = active;
-      const name = PICKS[picked] === "engine" ? "pick_engine" : picked;  // every engine chart lists alike
+      const name = "pick_" + PICKS[picked];  // every selection of one kind lists alike
       const rows = sample.filter((r) => matchesFilters(r) && matchesPick(r, name, value));
-      const own = name === "pick_strategy" ? (r) => r.strategies[value.name[0]]
+      const own = name.startsWith("pick_strategy") ? (r) => r.strategies[value.name[0]]
         : name === "pick_criterion" ? (r) => r.criteria[value.name[0]] : (r) => r.result;
       drill.hidden = false;
       drill.querySelector("h2").textContent = `Evaluations behind ${describe(name, value)}`;

@@ -18,9 +18,11 @@ All views live in one specification, so they share the filter parameters:
   keeps everything) and ``f_rows`` (rows per table);
 * ``period_unit``: day (up to 45 days), week (up to 800 days) or month, from
   the span of the chosen dates, so a week of data shows days;
-* clicks: ``pick_period``, ``pick_strategy``, ``pick_criterion``,
-  ``pick_engine`` (and one per other engine chart) and ``pick_green`` select what the drill-down
-  lists (:data:`PICKS`); every bar's row takes the click, a 0 % or missing bar included.
+* clicks: one selection per chart (:data:`PICKS`) picks a period, a strategy (in a period), a
+  criterion, a verification method, an engine or an iterations-to-green value, and the drill-down
+  lists its evaluations; every bar's row (or column) takes the click, a 0 % or missing bar included.
+  The charts of what is not an evaluation (bugs, scorer runs, flaky tests) show their numbers in
+  tooltips and tables.
 
 A rate is always ``passed / (passed + failed)`` with a 95 % Wilson interval,
 drawn as a band and as error bars, so an interval stays visible for a single
@@ -41,11 +43,13 @@ __all__ = ["DATASETS", "PICKS", "page_spec"]
 Z = 1.959963984540054
 DATASETS = ("outcomes", "greens", "activity", "flips", "coverage", "bugs", "scores")
 """The embedded cubes, by name (the fields of :class:`~sprintflow.reporting.explore.PageData`)."""
-PICKS = {"pick_period": "period", "pick_strategy": "name", "pick_criterion": "name", "pick_engine": "engine",
+PICKS = {"pick_period": "period", "pick_cost": "period", "pick_tokens": "period", "pick_regressions": "period",
+         "pick_strategy": "strategy", "pick_flaky_strategy": "strategy", "pick_strategy_period": "strategy_period",
+         "pick_criterion": "criterion", "pick_method": "method", "pick_engine": "engine",
          "pick_engine_green": "engine", "pick_engine_iterations": "engine", "pick_engine_cost": "engine",
-         "pick_green": "iterations"}
-"""Click selections and the field each one picks: the drill-down lists by the field, so every engine
-chart's click lists that engine's evaluations."""
+         "pick_green": "green"}
+"""Every click selection and what it picks: a selection is defined in one view, so each chart has its
+own, and the drill-down lists alike every selection of one kind (``pick_`` + the kind)."""
 FILTERS = ("contract", "engine", "strategy", "criterion", "executor")
 WIDTH = 540
 _PASS, _FAIL, _BAND = "#2f7d32", "#c62828", "#4c78a8"
@@ -139,16 +143,21 @@ def _percent(field: str, title: str | None = None) -> alt.X:
 
 def _hit_bars(base: alt.Chart, y: alt.Y, pick: alt.Parameter, tooltip: list) -> alt.Chart:
     """A full-width, all but invisible bar on each row that takes the click for ``pick``: a 0 % bar has
-    no width to click (nor has a missing value), and its row must still list its evaluations. Drawn last,
-    over the visible bars; on an x scale of its own, without an axis (layer it with :func:`_clickable`)."""
+    no width to click (nor has a missing value), and its row must still list its evaluations. Drawn
+    last, over the visible bars; placed in pixels, so it touches no scale of the view."""
     return base.mark_bar(opacity=0.01, cursor="pointer").encode(
-        x=alt.datum(0, scale=alt.Scale(domain=[0, 1]), axis=None), x2=alt.datum(1), y=y,
-        tooltip=tooltip).add_params(pick)
+        x=alt.value(0), x2=alt.value("width"), y=y, tooltip=tooltip).add_params(pick)
 
 
-def _clickable(*parts: Part, hits: alt.Chart, **properties: Any) -> Spec:
-    """``parts`` layered with their rows' click targets (:func:`_hit_bars`), whose x scale is their own."""
-    return {**_layer(*parts, hits, **properties), "resolve": {"scale": {"x": "independent"}}}
+def _hit_columns(base: alt.Chart, x: alt.X, pick: alt.Parameter, tooltip: list) -> alt.Chart:
+    """:func:`_hit_bars` for columns over time: a full-height target per period."""
+    return base.mark_bar(opacity=0.01, cursor="pointer").encode(
+        x=x, y=alt.value(0), y2=alt.value("height"), tooltip=tooltip).add_params(pick)
+
+
+def _pick(name: str, *fields: str) -> alt.Parameter:
+    """The click selection ``name`` (one of :data:`PICKS`) of ``fields``; a double click clears it."""
+    return alt.selection_point(name=name, fields=list(fields), on="click", clear="dblclick", empty=False)
 
 
 def _period_of(day: str) -> str:
@@ -211,7 +220,7 @@ def _headline() -> alt.Chart:
 
 
 def _trend() -> Spec:
-    pick = alt.selection_point(name="pick_period", fields=["period"], on="click", clear="dblclick", empty=False)
+    pick = _pick("pick_period", "period")
     base = (_data("outcomes").transform_filter(_where("contract", "engine", "executor"))
             .transform_filter(_UNIT_OF_OUTCOME).transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["period"])
@@ -232,7 +241,7 @@ def _trend() -> Spec:
 
 
 def _strategies() -> Spec:
-    pick = alt.selection_point(name="pick_strategy", fields=["name"], on="click", clear="dblclick", empty=False)
+    pick = _pick("pick_strategy", "name")
     base = (_data("outcomes").transform_filter("datum.level == 'strategy'")
             .transform_filter(_where("contract", "engine", "executor", name="strategy"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)",
@@ -260,24 +269,26 @@ def _color(field: str, title: str | None, domain: list[str]) -> alt.Color:
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain or [""]))
 
 
-def _strategy_trend(strategies: list[str]) -> alt.Chart:
+def _strategy_trend(strategies: list[str]) -> Spec:
     base = (_data("outcomes").transform_filter("datum.level == 'strategy'")
             .transform_filter(_where("contract", "engine", "executor", name="strategy"))
             .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["period", "name"])
             .transform_calculate(decided="datum.passed + datum.failed")
             .transform_calculate(**_wilson("passed", "decided")))
-    return base.mark_line(point=True).encode(
-        x=_period_x(), y=alt.Y("rate:Q", title="pass rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=_color("name", "strategy", strategies),
-        tooltip=[alt.Tooltip("name:N", title="strategy"), alt.Tooltip("period:T", title="from"),
-                 alt.Tooltip("label:N", title="pass rate [95%]")],
-    ).properties(width=WIDTH * 2 - 120, height=200, title=_title("Pass rate per strategy over time"))
+    x, y = _period_x(), alt.Y("rate:Q", title="pass rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    color = _color("name", "strategy", strategies)
+    tooltip = [alt.Tooltip("name:N", title="strategy"), alt.Tooltip("period:T", title="from"),
+               alt.Tooltip("label:N", title="pass rate [95%]")]
+    return _layer(base.mark_line().encode(x=x, y=y, color=color),
+                  base.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
+                  .add_params(_pick("pick_strategy_period", "name", "period")),
+                  width=WIDTH * 2 - 120, height=200,
+                  title=_title("Pass rate per strategy over time", "click a point to list its evaluations"))
 
 
 def _criteria(criteria: list[str]) -> Spec:
-    pick = alt.selection_point(name="pick_criterion", fields=["name", "period"], on="click", clear="dblclick",
-                               empty=False)
+    pick = _pick("pick_criterion", "name", "period")
     outcomes = (_data("outcomes").transform_filter("datum.level == 'criterion'")
                 .transform_filter(_where("contract", "engine", "executor", name="criterion")))
     trend = (outcomes.transform_calculate(period=_period_of("datum.day"))
@@ -323,7 +334,7 @@ def _criteria(criteria: list[str]) -> Spec:
 
 
 def _time_to_green() -> Spec:
-    pick = alt.selection_point(name="pick_green", fields=["iterations"], on="click", clear="dblclick", empty=False)
+    pick = _pick("pick_green", "iterations")
     base = (_data("greens").transform_filter("datum.level == 'contract'")
             .transform_filter(_where("contract", "engine", "executor")))
     bars = (base.transform_aggregate(contracts="sum(items)", groupby=["iterations"])
@@ -360,10 +371,7 @@ def _time_to_green() -> Spec:
 
 
 def _engine_pick(chart: str = "") -> alt.Parameter:
-    """An engine click; each chart takes its own (a selection is defined in one view), and the
-    drill-down reads every one of :data:`PICKS` whose field is the engine the same way."""
-    return alt.selection_point(name="pick_engine" + (f"_{chart}" if chart else ""), fields=["engine"], on="click",
-                               clear="dblclick", empty=False)
+    return _pick("pick_engine" + (f"_{chart}" if chart else ""), "engine")
 
 
 def _engines() -> Spec:
@@ -376,11 +384,11 @@ def _engines() -> Spec:
              .transform_calculate(decided="datum.passed + datum.failed")
              .transform_calculate(**_wilson("passed", "decided")))
     tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="pass rate [95%]")]
-    rate_bars = _clickable(
+    rate_bars = _layer(
         rates.mark_bar(cursor="pointer").encode(x=_percent("rate", "evaluation pass rate"), y=y, color=color,
                                                 tooltip=tooltip),
         rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        hits=_hit_bars(rates, y, pick, tooltip), width=300, height={"step": 26}, title=_title("Evaluations passing"))
+        _hit_bars(rates, y, pick, tooltip), width=300, height={"step": 26}, title=_title("Evaluations passing"))
     greens = (_data("greens").transform_filter("datum.level == 'contract'")
               .transform_filter(_where("contract", "engine", "executor"))
               .transform_calculate(green=f"datum.iterations < {NEVER} ? datum.items : 0",
@@ -390,29 +398,29 @@ def _engines() -> Spec:
               .transform_calculate(**_wilson("green", "items"))
               .transform_calculate(mean_iterations="datum.green > 0 ? datum.iterations_sum / datum.green : null"))
     green_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("label:N", title="green [95%]")]
-    green_bars = _clickable(
+    green_bars = _layer(
         greens.mark_bar(cursor="pointer").encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
                                                  tooltip=green_tooltip),
         greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        hits=_hit_bars(greens, y, _engine_pick("green"), green_tooltip), width=300, height={"step": 26},
+        _hit_bars(greens, y, _engine_pick("green"), green_tooltip), width=300, height={"step": 26},
         title=_title("Sprints going green"))
     iteration_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
-    iterations = _clickable(
+    iterations = _layer(
         greens.mark_bar(cursor="pointer").encode(
             x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
             tooltip=iteration_tooltip),
-        hits=_hit_bars(greens, y, _engine_pick("iterations"), iteration_tooltip), width=300, height={"step": 26},
+        _hit_bars(greens, y, _engine_pick("iterations"), iteration_tooltip), width=300, height={"step": 26},
         title=_title("Iterations to green"))
     costs = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(cost="sum(cost)", sprints="sum(sprints)", costed="sum(costed)", groupby=["engine"])
              .transform_calculate(
                  per_sprint="datum.sprints > 0 && datum.costed > 0 ? datum.cost / datum.sprints : null"))
     cost_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("per_sprint:Q", format="$.2f", title="per sprint")]
-    cost_bars = _clickable(
+    cost_bars = _layer(
         costs.mark_bar(cursor="pointer").encode(
             x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
             tooltip=cost_tooltip),
-        hits=_hit_bars(costs, y, _engine_pick("cost"), cost_tooltip), width=300, height={"step": 26},
+        _hit_bars(costs, y, _engine_pick("cost"), cost_tooltip), width=300, height={"step": 26},
         title=_title("Cost per sprint"))
     return _vconcat(_hconcat(rate_bars, green_bars), _hconcat(iterations, cost_bars),
                     title=_title("Engine A vs engine B", "click an engine's bar to list its evaluations"))
@@ -432,25 +440,31 @@ def _costs() -> Spec:
     names = {"cost_sprint": "per sprint", "cost_criterion": "per passed criterion",
              "tokens_sprint": "per sprint", "tokens_criterion": "per passed criterion"}
 
-    def lines(fields: list[str], title: str, fmt: str) -> alt.Chart:
-        return (base.transform_fold([*fields], as_=["measure", "value"])
-                .transform_calculate(measure=" : ".join(f"datum.measure == '{f}' ? '{names[f]}'" for f in fields)
-                                     + " : ''")
-                .mark_line(point=True).encode(
-                    x=_period_x(), y=alt.Y("value:Q", title=title, axis=alt.Axis(format=fmt), scale=_from_zero(0.01)),
-                    color=_color("measure", None, [names[f] for f in fields]),
-                    tooltip=[alt.Tooltip("period:T", title="from"), alt.Tooltip("measure:N"),
-                             alt.Tooltip("value:Q", format=fmt)])
-                .properties(width=WIDTH - 70, height=180, title=_title(title)))
+    def lines(fields: list[str], title: str, fmt: str, pick: str) -> Spec:
+        folded = (base.transform_fold([*fields], as_=["measure", "value"])
+                  .transform_calculate(measure=" : ".join(f"datum.measure == '{f}' ? '{names[f]}'" for f in fields)
+                                       + " : ''"))
+        x = _period_x()
+        y = alt.Y("value:Q", title=title, axis=alt.Axis(format=fmt), scale=_from_zero(0.01))
+        color = _color("measure", None, [names[f] for f in fields])
+        tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("measure:N"), alt.Tooltip("value:Q", format=fmt)]
+        return _layer(folded.mark_line().encode(x=x, y=y, color=color),
+                      folded.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
+                      .add_params(_pick(pick, "period")),
+                      width=WIDTH - 70, height=180, title=_title(title, "click a point to list its evaluations"))
 
-    regressions = base.mark_bar(color=_FAIL).encode(
-        x=_period_x(), y=alt.Y("regressions:Q", title="regressions", scale=_from_zero()),
-        tooltip=[alt.Tooltip("period:T", title="from"), alt.Tooltip("regressions:Q"),
-                 alt.Tooltip("evaluations:Q")]).properties(
-        width=WIDTH * 2 - 120, height=120, title=_title("Regressions", "what passed in the previous evaluation "
-                                                                       "of a contract and fails now"))
-    return _vconcat(_hconcat(lines(["cost_sprint", "cost_criterion"], "USD", "$.2f"),
-                                   lines(["tokens_sprint", "tokens_criterion"], "tokens", ",.0f")), regressions)
+    x = _period_x()
+    tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("regressions:Q"), alt.Tooltip("evaluations:Q")]
+    regressions = _layer(
+        base.mark_bar(color=_FAIL).encode(x=x, y=alt.Y("regressions:Q", title="regressions", scale=_from_zero()),
+                                          tooltip=tooltip),
+        _hit_columns(base, x, _pick("pick_regressions", "period"), tooltip),
+        width=WIDTH * 2 - 120, height=120,
+        title=_title("Regressions", "what passed in the previous evaluation of a contract and fails now; click a "
+                                    "period to list its evaluations"))
+    return _vconcat(_hconcat(lines(["cost_sprint", "cost_criterion"], "USD", "$.2f", "pick_cost"),
+                             lines(["tokens_sprint", "tokens_criterion"], "tokens", ",.0f", "pick_tokens")),
+                    regressions)
 
 
 def _flaky(level: str, title: str, heading: str) -> Spec:
@@ -462,33 +476,38 @@ def _flaky(level: str, title: str, heading: str) -> Spec:
             .transform_calculate(runs="format(datum.comparisons, ',')", flipped="format(datum.flips, ',')"))
     ranked = _ranked(base, [alt.SortField("rate", "descending"), alt.SortField("low", "descending")])
     y = alt.Y("name:N", title=None, sort=alt.EncodingSortField("row"), axis=alt.Axis(labelLimit=260))
-    bars = _layer(
-        ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
-                                                        scale=_from_zero(0.1)),
-                                                y=y, tooltip=[alt.Tooltip("name:N", title=heading),
-                                                              alt.Tooltip("label:N", title="flip rate [95%]")]),
-        ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        width=260, height={"step": 18})
+    tooltip = [alt.Tooltip("name:N", title=heading), alt.Tooltip("label:N", title="flip rate [95%]")]
+    parts = (ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
+                                                             scale=_from_zero(0.1)), y=y, tooltip=tooltip),
+             ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y))
+    # A strategy's row lists its evaluations; a test is not an evaluation (its numbers are in the table).
+    bars = _layer(*parts, _hit_bars(ranked, y, _pick("pick_flaky_strategy", "name"), tooltip),
+                      width=260, height={"step": 18}) if level == "strategy" else \
+        _layer(*parts, width=260, height={"step": 18})
     table = _table(ranked, [("name", heading, 300), ("runs", "re-runs", 60), ("flipped", "flips", 50),
                             ("label", "flip rate [95%]", 150)], "")
     return _hconcat(bars, table, spacing=20, title=_title(
         title, "consecutive fresh runs on the same workspace content hash that disagree, flakiest first"))
 
 
-def _coverage() -> alt.Chart:
-    return (_data("coverage").transform_filter(_where("contract", "engine", "executor", name="criterion"))
-            .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)", groupby=["method"])
-            .transform_fold(["passed", "failed", "skipped"], as_=["outcome", "results"])
+def _coverage() -> Spec:
+    methods = (_data("coverage").transform_filter(_where("contract", "engine", "executor", name="criterion"))
+               .transform_aggregate(passed="sum(passed)", failed="sum(failed)", skipped="sum(skipped)",
+                                    groupby=["method"]))
+    y = alt.Y("method:N", title="verified by")
+    bars = (methods.transform_fold(["passed", "failed", "skipped"], as_=["outcome", "results"])
             .mark_bar().encode(
-                y=alt.Y("method:N", title="verified by"),
-                x=alt.X("results:Q", title="criterion results", stack="normalize", axis=alt.Axis(format="%"),
-                        scale=alt.Scale(domain=[0, 1])),
+                y=y, x=alt.X("results:Q", title="criterion results", stack="normalize", axis=alt.Axis(format="%"),
+                             scale=alt.Scale(domain=[0, 1])),
                 color=alt.Color("outcome:N", scale=alt.Scale(domain=["passed", "failed", "skipped"],
                                                              range=[_PASS, _FAIL, "#bdbdbd"])),
-                tooltip=["method:N", "outcome:N", alt.Tooltip("results:Q", format=",")])
-            .properties(width=WIDTH - 120, height={"step": 22},
-                        title=_title("Criteria by verification method", "manual ones are skipped without an "
-                                                                        "evaluator engine")))
+                tooltip=["method:N", "outcome:N", alt.Tooltip("results:Q", format=",")]))
+    tooltip = ["method:N", alt.Tooltip("passed:Q", format=","), alt.Tooltip("failed:Q", format=","),
+               alt.Tooltip("skipped:Q", format=",")]
+    return _layer(bars, _hit_bars(methods, y, _pick("pick_method", "method"), tooltip),
+                      width=WIDTH - 120, height={"step": 22},
+                      title=_title("Criteria by verification method", "manual ones are skipped without an evaluator "
+                                                                      "engine; click a row to list its evaluations"))
 
 
 def _bugs() -> alt.Chart:

@@ -148,6 +148,26 @@ def test_filters_change_the_numbers_and_clicks_open_evaluations(sync_playwright,
                          '[aria-label*="pass rate [95%]"]').last.click()
             page.wait_for_function("document.querySelector('#drill h2').textContent.includes('typecheck')")
             assert page.locator("#drill tbody tr").count() > 0
+
+            # Every other chart of evaluations takes the click too, each with what it stands for.
+            clicks = {
+                '[aria-roledescription="point"][aria-label*="strategy: unit-test"][aria-label*="from: "]':
+                    "Evaluations behind strategy unit-test in the week from 2026-",
+                '[aria-roledescription="point"][aria-label*="measure: per sprint"][aria-label*="value: $"]':
+                    "Evaluations behind the week from 2026-",
+                '[aria-roledescription="point"][aria-label*="measure: per passed criterion"]'
+                '[aria-label*="value: "]:not([aria-label*="$"])': "Evaluations behind the week from 2026-",
+                '[aria-roledescription="bar"][aria-label*="regressions: "][aria-label*="evaluations: "]':
+                    "Evaluations behind the week from 2026-",
+                '[aria-roledescription="bar"][aria-label*="strategy: "][aria-label*="flip rate [95%]"]':
+                    "Evaluations behind strategy ",
+                '[aria-roledescription="bar"][aria-label*="method: unit-test"][aria-label*="skipped: "]':
+                    "Evaluations behind criteria verified by unit-test",
+            }
+            for target, heading in clicks.items():
+                page.locator(f"#charts path{target}").last.click()
+                page.wait_for_function(f"document.querySelector('#drill h2').textContent.startsWith({heading!r})")
+                assert page.locator("#drill tbody tr").count() > 0, target
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
