@@ -933,7 +933,7 @@ test_history.__test__ = False  # type: ignore[attr-defined]  # a report function
 test_outcomes.__test__ = False  # type: ignore[attr-defined]
 
 
-def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame, *, linked: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tests whose outcome changed on the same workspace content hash, ranked by flip rate.
 
     Within each (test, hash) the runs in time order are compared with the one
@@ -944,9 +944,10 @@ def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``test, runs, repeated_hashes, flaky_hashes, comparisons, flips, flip_rate, ci_low, ci_high,
         last_seen``, flakiest first (then by the interval's lower bound); only tests run more than
-        once on one hash.
+        once on one hash. ``linked``: :func:`tests_with_hashes` of the same ``evals`` and ``tests``, when
+        the caller has it already.
     """
-    linked = tests_with_hashes(evals, tests)
+    linked = tests_with_hashes(evals, tests) if linked is None else linked
     linked = linked[linked["workspace_hash"].notna()]
     return _flip_table(pd.DataFrame({"test": linked["test"], "hash": linked["workspace_hash"],
                                      "passed": linked["passed"].astype(bool), "at": linked["timestamp"]}))

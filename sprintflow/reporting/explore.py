@@ -196,7 +196,7 @@ def _counts(result: pd.Series) -> dict[str, np.ndarray]:
 
 def build_page_data(history: History, *, workspace: Path | str | None = None,
                     to_green: pd.DataFrame | None = None, criterion_greens: pd.DataFrame | None = None,
-                    side_by_side: pd.DataFrame | None = None) -> PageData:
+                    side_by_side: pd.DataFrame | None = None, linked_tests: pd.DataFrame | None = None) -> PageData:
     """Aggregate ``history`` into what the interactive page embeds.
 
     Args:
@@ -207,7 +207,8 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
         to_green, criterion_greens: :func:`~sprintflow.reporting.analytics.time_to_green` and
             :func:`~sprintflow.reporting.analytics.criterion_greens` of the same history, when the caller
             has them already (they are the costly part); ``side_by_side``:
-            :func:`~sprintflow.reporting.analytics.engine_side_by_side`'s, likewise.
+            :func:`~sprintflow.reporting.analytics.engine_side_by_side`'s and ``linked_tests``
+            :func:`~sprintflow.reporting.analytics.tests_with_hashes`', likewise.
     """
     evals = history.evals
     to_green = r.time_to_green(evals) if to_green is None else to_green
@@ -234,7 +235,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
         outcomes=_outcomes(evals, attributes),
         greens=_greens(to_green, criterion_greens, first, named),
         activity=_activity(evaluations, criterion_greens, first, named),
-        flips=_flips(history, sprints, first, named),  # every re-run test; cut to TEST_LIMIT below
+        flips=_flips(history, sprints, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
         coverage=_coverage(evals, attributes),
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
@@ -363,9 +364,10 @@ def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataF
     return table.reset_index()
 
 
-def _flips(history: History, sprints: np.ndarray, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+def _flips(history: History, sprints: np.ndarray, first: pd.DataFrame, named: set[str],
+           linked_tests: pd.DataFrame | None) -> pd.DataFrame:
     """Comparisons and flips of consecutive fresh runs on one content hash, per test and per strategy."""
-    tests = r.tests_with_hashes(history.evals, history.tests)
+    tests = r.tests_with_hashes(history.evals, history.tests) if linked_tests is None else linked_tests
     tests = tests[tests["workspace_hash"].notna()]
     evals = history.evals
     fresh = ((evals["kind"] == "strategy") & evals["result"].isin(["pass", "fail"])

@@ -72,6 +72,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
     to_green = r.time_to_green(evals)
     criterion_greens = r.criterion_greens(evals)
     side_by_side = r.engine_side_by_side(evals, to_green=to_green)
+    linked_tests = r.tests_with_hashes(evals, history.tests)
     tables = {
         "pass-rate-by-week": r.pass_rate_by_week(evals, by_strategy=False),
         "first-pass-yield": r.first_pass_yield(evals),
@@ -84,7 +85,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "criteria-coverage-summary": r.coverage_summary(coverage),
         "criteria-coverage": coverage,
         "flaky-strategies": r.flaky_strategies(evals),
-        "flaky-tests": r.flaky_tests(evals, history.tests),
+        "flaky-tests": r.flaky_tests(evals, history.tests, linked=linked_tests),
         "test-history": r.test_history(history.tests, bugs),
         "test-outcomes": r.test_outcomes(history.tests),
         "regressions-by-week": r.regressions_over_time(evals),
@@ -108,7 +109,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
               "score runs": len(history.scores), "test runs": len(history.testruns)}
     details = Path(workspace) if workspace and Path(workspace).is_dir() else None
     page_data = build_page_data(history, workspace=details, to_green=to_green, criterion_greens=criterion_greens,
-                                side_by_side=side_by_side) if page else None
+                                side_by_side=side_by_side, linked_tests=linked_tests) if page else None
     return Report(tables, workspace=workspace, since=since, counts=counts, problems=list(history.problems),
                   page=page_data, synthetic=history.synthetic)
 
