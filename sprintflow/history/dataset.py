@@ -335,7 +335,7 @@ def _frame(table: pa.Table) -> pd.DataFrame:
     sorting and grouping should follow the text.
     """
     table = table.unify_dictionaries()
-    plain = [name for name, kind in zip(table.column_names, table.schema.types) if not pa.types.is_dictionary(kind)]
+    plain = [field.name for field in table.schema if not pa.types.is_dictionary(field.type)]
     frame = table.select(plain).to_pandas()
     for index, name in enumerate(table.column_names):
         if name not in plain:
