@@ -165,8 +165,8 @@ def named_under_tmp(texts: Sequence[str]) -> list[str]:
 
     Example:
         >>> import tempfile
-        >>> folder = tempfile.mkdtemp(dir="/tmp")
-        >>> named_under_tmp([f"python3 {folder}/engine.py --fast", "/usr/bin:/tmp/no-such-venv/bin"]) == [folder]
+        >>> with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        ...     named_under_tmp([f"python3 {folder}/engine.py --fast", "/usr/bin:/tmp/no-such-venv/bin"]) == [folder]
         True
     """
     found: set[str] = set()

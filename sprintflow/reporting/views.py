@@ -160,6 +160,14 @@ def _pick(name: str, *fields: str) -> alt.Parameter:
     return alt.selection_point(name=name, fields=list(fields), on="click", clear="dblclick", empty=False)
 
 
+def _line_and_points(base: alt.Chart, x: alt.X, y: alt.Y, color: alt.Color, tooltip: list,
+                     pick: alt.Parameter) -> tuple[alt.Chart, alt.Chart]:
+    """A line and its points, the points taking the click for ``pick``."""
+    return (base.mark_line().encode(x=x, y=y, color=color),
+            base.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
+            .add_params(pick))
+
+
 def _period_of(day: str) -> str:
     """The start of the period holding ``day`` (a ``YYYY-MM-DD`` expression), as a UTC timestamp."""
     return (f"period_unit == 'day' ? toDate({day}) : period_unit == 'week' ? "
@@ -280,9 +288,7 @@ def _strategy_trend(strategies: list[str]) -> Spec:
     color = _color("name", "strategy", strategies)
     tooltip = [alt.Tooltip("name:N", title="strategy"), alt.Tooltip("period:T", title="from"),
                alt.Tooltip("label:N", title="pass rate [95%]")]
-    return _layer(base.mark_line().encode(x=x, y=y, color=color),
-                  base.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
-                  .add_params(_pick("pick_strategy_period", "name", "period")),
+    return _layer(*_line_and_points(base, x, y, color, tooltip, _pick("pick_strategy_period", "name", "period")),
                   width=WIDTH * 2 - 120, height=200,
                   title=_title("Pass rate per strategy over time", "click a point to list its evaluations"))
 
@@ -370,12 +376,8 @@ def _time_to_green() -> Spec:
     return _hconcat(bars, text, spacing=40)
 
 
-def _engine_pick(chart: str = "") -> alt.Parameter:
-    return _pick("pick_engine" + (f"_{chart}" if chart else ""), "engine")
-
-
 def _engines() -> Spec:
-    pick = _engine_pick()
+    pick = _pick("pick_engine", "engine")
     y = alt.Y("engine:N", title=None)
     color = alt.condition(pick, alt.value("#f58518"), alt.value(_BAND))
     rates = (_data("outcomes").transform_filter("datum.level == 'evaluation'")
@@ -402,15 +404,15 @@ def _engines() -> Spec:
         greens.mark_bar(cursor="pointer").encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
                                                  tooltip=green_tooltip),
         greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
-        _hit_bars(greens, y, _engine_pick("green"), green_tooltip), width=300, height={"step": 26},
+        _hit_bars(greens, y, _pick("pick_engine_green", "engine"), green_tooltip), width=300, height={"step": 26},
         title=_title("Sprints going green"))
     iteration_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]
     iterations = _layer(
         greens.mark_bar(cursor="pointer").encode(
             x=alt.X("mean_iterations:Q", title="mean iterations to green", scale=_from_zero()), y=y, color=color,
             tooltip=iteration_tooltip),
-        _hit_bars(greens, y, _engine_pick("iterations"), iteration_tooltip), width=300, height={"step": 26},
-        title=_title("Iterations to green"))
+        _hit_bars(greens, y, _pick("pick_engine_iterations", "engine"), iteration_tooltip), width=300,
+        height={"step": 26}, title=_title("Iterations to green"))
     costs = (_data("activity").transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(cost="sum(cost)", sprints="sum(sprints)", costed="sum(costed)", groupby=["engine"])
              .transform_calculate(
@@ -420,7 +422,7 @@ def _engines() -> Spec:
         costs.mark_bar(cursor="pointer").encode(
             x=alt.X("per_sprint:Q", title="USD per sprint", scale=_from_zero(0.01)), y=y, color=color,
             tooltip=cost_tooltip),
-        _hit_bars(costs, y, _engine_pick("cost"), cost_tooltip), width=300, height={"step": 26},
+        _hit_bars(costs, y, _pick("pick_engine_cost", "engine"), cost_tooltip), width=300, height={"step": 26},
         title=_title("Cost per sprint"))
     return _vconcat(_hconcat(rate_bars, green_bars), _hconcat(iterations, cost_bars),
                     title=_title("Engine A vs engine B", "click an engine's bar to list its evaluations"))
@@ -448,10 +450,8 @@ def _costs() -> Spec:
         y = alt.Y("value:Q", title=title, axis=alt.Axis(format=fmt), scale=_from_zero(0.01))
         color = _color("measure", None, [names[f] for f in fields])
         tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("measure:N"), alt.Tooltip("value:Q", format=fmt)]
-        return _layer(folded.mark_line().encode(x=x, y=y, color=color),
-                      folded.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
-                      .add_params(_pick(pick, "period")),
-                      width=WIDTH - 70, height=180, title=_title(title, "click a point to list its evaluations"))
+        return _layer(*_line_and_points(folded, x, y, color, tooltip, _pick(pick, "period")), width=WIDTH - 70,
+                      height=180, title=_title(title, "click a point to list its evaluations"))
 
     x = _period_x()
     tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("regressions:Q"), alt.Tooltip("evaluations:Q")]
