@@ -155,3 +155,20 @@ def test_a_link_under_tmp_that_leads_out_of_it_is_not_followed(tmp_path):
     finally:
         link.unlink()
     assert out.strip() == "done"
+
+
+def test_naming_sprintflows_state_under_tmp_still_shows_nothing(tmp_path):
+    """The judge's home may lie under /tmp (this suite keeps it there): a command that names it is shown what
+    it names, and the state is hidden over it afterwards, as everywhere."""
+    from sprintflow.settings import get_settings
+
+    judge = get_settings().judge_home_path
+    assert str(judge).startswith("/tmp/")
+    secret = judge / "sprintflow-containment-probe.txt"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("a reference answer")
+    try:
+        out, err = _run(f"cat {secret}; ls -A {judge}; echo end", tmp_path)
+    finally:
+        secret.unlink()
+    assert out == "end\n", out + err
