@@ -4,10 +4,12 @@
 (function () {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const spec = read("sprintflow-spec"), sample = read("sprintflow-evaluations"), details = read("sprintflow-details");
-  const {all: ALL, never: NEVER, picks: PICKS, perDay: PER_DAY, trimmed: TRIMMED, detailed: DETAILED} =
-    read("sprintflow-config");
+  const {all: ALL, never: NEVER, picks: PICKS, rowPicks: ROW_PICKS, perDay: PER_DAY, trimmed: TRIMMED,
+    detailed: DETAILED} = read("sprintflow-config");
   const DAY = 864e5, LIMIT = 200;
   const drill = document.getElementById("drill"), dialog = document.getElementById("evaluation");
+  const rowsPanel = document.getElementById("rows");
+  const percent = (x) => (x == null ? "" : (100 * x).toFixed(1) + " %");
   const esc = (text) => String(text == null ? "" : text).replace(/[&<>"]/g,
     (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
   const outcome = (value) => `<span class="${esc(value)}">${esc(value)}</span>`;
@@ -68,9 +70,42 @@
         && (name !== "pick_period" || inPeriod(c, value.period[0])))
         .reduce((sum, c) => sum + c.passed + c.failed + c.skipped, 0);
     };
+    // The charts of tests, bugs and the scorer are not of evaluations: a click lists the rows of the
+    // page's own cube behind it (ROW_PICKS names the cube), under the filters that apply to that chart.
+    const ROWS = {
+      test: {heading: (v) => `Re-runs of test ${v.name[0]} on unchanged content`,
+        filters: ["contract", "engine", "executor"], match: (c, v) => c.level === "test" && c.name === v.name[0],
+        columns: [["day", "day"], ["contract", "contract"], ["engine", "engine"], ["executor", "executor"],
+          ["comparisons", "re-runs"], ["flips", "flips"]]},
+      bugs: {heading: (v) => `Bug events in the ${view.signal("period_unit")} from ${new Date(v.period[0]).toISOString().slice(0, 10)}`,
+        filters: ["contract"], match: (c, v) => inPeriod(c, v.period[0]),
+        columns: [["day", "day"], ["contract", "contract (unit)"], ["opened", "opened"], ["fixed", "fixed"],
+          ["reopened", "reopened"]]},
+      score: {heading: (v) => `Scorer run of ${v.label[0]} on ${v.day[0]}`,
+        filters: [], match: (c, v) => c.label === v.label[0] && c.day === v.day[0],
+        columns: [["day", "day"], ["label", "skill @ prompt"], ["epochs", "epochs"], ["pass_at_1", "pass@1", percent],
+          ["pass_at_k", "pass@k", percent], ["pass_hat_k", "score (pass^k)", percent]]},
+    };
+    const renderRows = (kind, value) => {
+      const how = ROWS[kind];
+      const rows = ((spec.datasets && spec.datasets[ROW_PICKS[kind]]) || []).filter((c) =>
+        c.day >= filter("from") && c.day <= filter("to") && how.filters.every((k) => filter(k) === ALL || c[k] === filter(k))
+        && how.match(c, value)).sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
+      rowsPanel.hidden = false;
+      rowsPanel.querySelector("h2").textContent = how.heading(value);
+      rowsPanel.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} ${rows.length === 1 ? "row of the page's data matches" : "rows of the page's data match"}` +
+        (rows.length > LIMIT ? `; the newest ${LIMIT} are listed (${(rows.length - LIMIT).toLocaleString("en")} not listed)` : "") +
+        (kind === "score" ? " (a row is one scorer run)." : " (a row sums one day of one contract" +
+          (kind === "test" ? ", engine and executor)." : ")."));
+      rowsPanel.querySelector("thead").innerHTML = `<tr>${how.columns.map(([, title]) => `<th>${esc(title)}</th>`).join("")}</tr>`;
+      rowsPanel.querySelector("tbody").innerHTML = rows.slice(0, LIMIT).map((c) => `<tr>${how.columns.map(
+        ([field, , format]) => `<td>${esc(format ? format(c[field]) : c[field])}</td>`).join("")}</tr>`).join("");
+    };
     const render = () => {
-      if (!active) { drill.hidden = true; return; }
+      drill.hidden = rowsPanel.hidden = true;
+      if (!active) return;
       const [picked, value] = active;
+      if (PICKS[picked] in ROW_PICKS) { renderRows(PICKS[picked], value); return; }
       const name = "pick_" + PICKS[picked];  // every selection of one kind lists alike
       const rows = sample.filter((r) => matchesFilters(r) && matchesPick(r, name, value));
       const own = name.startsWith("pick_strategy") ? (r) => r.strategies[value.name[0]]

@@ -27,7 +27,7 @@ from typing import Any
 from sprintflow.io.files import atomic_write_text
 from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
 from sprintflow.reporting.report import Report
-from sprintflow.reporting.views import PICKS, page_spec
+from sprintflow.reporting.views import PICKS, ROW_PICKS, page_spec
 
 __all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]
 
@@ -37,7 +37,7 @@ sample loses its oldest evaluations (and their details) until the page fits, and
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f}
-header,main,#drill,.problems{padding:0 1.5em;max-width:1400px;margin:0 auto}
+header,main,#drill,#rows,.problems{padding:0 1.5em;max-width:1400px;margin:0 auto}
 h1{font-size:1.6em;margin:.6em 0 .1em} .meta{color:#666;margin:0}
 .synthetic{background:#fff3cd;border:1px solid #e0b84d;padding:.4em .8em;border-radius:6px;font-weight:600}
 pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pre-wrap;font-size:12.5px}
@@ -46,9 +46,10 @@ pre.summary{background:#f5f5f7;padding:.8em 1em;border-radius:6px;white-space:pr
 #filters .vega-bind{display:flex;align-items:center} #filters select{max-width:260px}
 #filters .vega-bind-name{color:#555;margin-right:.3em}
 #charts{margin-top:1em} .note{color:#666;font-size:12px}
-#drill{border-top:2px solid #f58518;margin-top:1em;padding-top:.5em} #drill[hidden]{display:none}
-#drill table,dialog table{border-collapse:collapse;font-size:12px;width:100%}
-#drill th,#drill td,dialog th,dialog td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
+#drill,#rows{border-top:2px solid #f58518;margin-top:1em;padding-top:.5em} #drill[hidden],#rows[hidden]{display:none}
+#drill table,#rows table,dialog table{border-collapse:collapse;font-size:12px;width:100%}
+#drill th,#drill td,#rows th,#rows td,dialog th,dialog td{border-bottom:1px solid #eee;padding:3px 6px;
+ text-align:left;vertical-align:top}
 #drill tbody tr{cursor:pointer} #drill tbody tr:hover{background:#fff4e5}
 .pass{color:#2f7d32;font-weight:600} .fail{color:#c62828;font-weight:600} .skipped{color:#777}
 dialog{max-width:1000px;width:90vw;border:1px solid #ccc;border-radius:8px}
@@ -158,7 +159,7 @@ def render_html(report: Report) -> str:
         room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
         evaluations, details = _fit(page.evaluations, page.details, room)
         data = {"spec": spec, "evaluations": evaluations, "details": details}
-        config = {"all": ALL, "never": NEVER, "picks": PICKS, "perDay": SAMPLE_PER_DAY,
+        config = {"all": ALL, "never": NEVER, "picks": PICKS, "rowPicks": ROW_PICKS, "perDay": SAMPLE_PER_DAY,
                   "detailed": page.totals.get("detailed evaluations", len(details)),
                   "trimmed": len(evaluations) < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
@@ -202,6 +203,8 @@ def render_html(report: Report) -> str:
         '<section id="drill" hidden><h2></h2><p class="note count"></p><table><thead><tr><th>when (UTC)</th>'
         "<th>contract</th><th>iteration</th><th>engine</th><th>executor</th><th>picked</th><th>evaluation</th>"
         "<th>failing strategies</th><th>failing criteria</th><th>cost</th></tr></thead><tbody></tbody></table>"
+        "</section>"
+        '<section id="rows" hidden><h2></h2><p class="note count"></p><table><thead></thead><tbody></tbody></table>'
         "</section>"
         '<dialog id="evaluation"><button type="button">close</button><div class="body"></div></dialog>'
         f'{problems}<footer class="note" style="padding:1em 1.5em">Every table in full: {tables} '

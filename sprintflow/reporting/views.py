@@ -21,8 +21,8 @@ All views live in one specification, so they share the filter parameters:
 * clicks: one selection per chart (:data:`PICKS`) picks a period, a strategy (in a period), a
   criterion, a verification method, an engine or an iterations-to-green value, and the drill-down
   lists its evaluations; every bar's row (or column) takes the click, a 0 % or missing bar included.
-  The charts of what is not an evaluation (bugs, scorer runs, flaky tests) show their numbers in
-  tooltips and tables.
+  The charts of what is not an evaluation pick a test, a period of bugs or a scorer run, and the
+  drill-down lists the page's rows behind it (:data:`ROW_PICKS`).
 
 A rate is always ``passed / (passed + failed)`` with a 95 % Wilson interval,
 drawn as a band and as error bars, so an interval stays visible for a single
@@ -38,7 +38,7 @@ from altair.utils.schemapi import debug_mode
 
 from sprintflow.reporting.explore import ALL, NEVER, PageData, records
 
-__all__ = ["DATASETS", "PICKS", "page_spec"]
+__all__ = ["DATASETS", "PICKS", "ROW_PICKS", "page_spec"]
 
 Z = 1.959963984540054
 DATASETS = ("outcomes", "greens", "activity", "flips", "coverage", "bugs", "scores")
@@ -47,9 +47,12 @@ PICKS = {"pick_period": "period", "pick_cost": "period", "pick_tokens": "period"
          "pick_strategy": "strategy", "pick_flaky_strategy": "strategy", "pick_strategy_period": "strategy_period",
          "pick_criterion": "criterion", "pick_method": "method", "pick_engine": "engine",
          "pick_engine_green": "engine", "pick_engine_iterations": "engine", "pick_engine_cost": "engine",
-         "pick_green": "green"}
+         "pick_green": "green", "pick_flaky_test": "test", "pick_bugs": "bugs", "pick_score": "score"}
 """Every click selection and what it picks: a selection is defined in one view, so each chart has its
 own, and the drill-down lists alike every selection of one kind (``pick_`` + the kind)."""
+ROW_PICKS = {"test": "flips", "bugs": "bugs", "score": "scores"}
+"""The kinds of :data:`PICKS` that are not evaluations, and the cube whose rows the drill-down lists
+for them: a test's re-runs, a period's bug events, a scorer run."""
 FILTERS = ("contract", "engine", "strategy", "criterion", "executor")
 WIDTH = 540
 _PASS, _FAIL, _BAND = "#2f7d32", "#c62828", "#4c78a8"
@@ -480,10 +483,9 @@ def _flaky(level: str, title: str, heading: str) -> Spec:
     parts = (ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
                                                              scale=_from_zero(0.1)), y=y, tooltip=tooltip),
              ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y))
-    # A strategy's row lists its evaluations; a test is not an evaluation (its numbers are in the table).
-    bars = _layer(*parts, _hit_bars(ranked, y, _pick("pick_flaky_strategy", "name"), tooltip),
-                      width=260, height={"step": 18}) if level == "strategy" else \
-        _layer(*parts, width=260, height={"step": 18})
+    # A strategy's row lists its evaluations, a test's row its re-runs.
+    pick = _pick("pick_flaky_strategy" if level == "strategy" else "pick_flaky_test", "name")
+    bars = _layer(*parts, _hit_bars(ranked, y, pick, tooltip), width=260, height={"step": 18})
     table = _table(ranked, [("name", heading, 300), ("runs", "re-runs", 60), ("flipped", "flips", 50),
                             ("label", "flip rate [95%]", 150)], "")
     return _hconcat(bars, table, spacing=20, title=_title(
@@ -510,34 +512,35 @@ def _coverage() -> Spec:
                                                                       "engine; click a row to list its evaluations"))
 
 
-def _bugs() -> alt.Chart:
-    return (_data("bugs").transform_filter(_where("contract"))
+def _bugs() -> Spec:
+    base = (_data("bugs").transform_filter(_where("contract"))
             .transform_calculate(period=_period_of("datum.day"))
             .transform_aggregate(opened="sum(opened)", fixed="sum(fixed)", reopened="sum(reopened)", groupby=["period"])
-            .transform_fold(["opened", "fixed", "reopened"], as_=["event", "bugs"])
-            .mark_line(point=True).encode(x=_period_x(), y=alt.Y("bugs:Q", scale=_from_zero()),
-                                          color=alt.Color("event:N", title=None, scale=alt.Scale(
-                                              domain=["opened", "fixed", "reopened"])),
-                                          tooltip=[alt.Tooltip("period:T", title="from"), "event:N", "bugs:Q"])
-            .properties(width=WIDTH - 70, height=180, title=_title("Bugs", "bugs.ndjson events; by contract (unit)")))
+            .transform_fold(["opened", "fixed", "reopened"], as_=["event", "bugs"]))
+    color = alt.Color("event:N", title=None, scale=alt.Scale(domain=["opened", "fixed", "reopened"]))
+    tooltip = [alt.Tooltip("period:T", title="from"), "event:N", "bugs:Q"]
+    return _layer(*_line_and_points(base, _period_x(), alt.Y("bugs:Q", scale=_from_zero()), color, tooltip,
+                                    _pick("pick_bugs", "period")),
+                  width=WIDTH - 70, height=180,
+                  title=_title("Bugs", "bugs.ndjson events; by contract (unit); click a point to list its days"))
 
 
 def _scores(labels: list[str]) -> Spec:
     base = _data("scores").transform_filter(_where())  # the scorer runs apart from contracts and engines
     y = alt.Y("value:Q", title="score", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     # A field drawn as time is parsed into a date before any filter: draw a copy, so the filter compares text.
-    trend = (base.transform_calculate(at="toDate(datum.day)")
-             .transform_fold(["pass_hat_k", "pass_at_1"], as_=["measure", "value"])
-             .transform_calculate(measure="datum.measure == 'pass_hat_k' ? 'score (pass^k)' : 'pass@1'")
-             .mark_line(point=True).encode(
-                 x=_period_x("at"), y=y,
-                 color=_color("label", "skill @ prompt", labels),
-                 strokeDash=alt.StrokeDash("measure:N", title=None,
-                                           scale=alt.Scale(domain=["score (pass^k)", "pass@1"])),
-                 tooltip=["label:N", "day:N", "measure:N", alt.Tooltip("value:Q", format=".1%"), "epochs:Q"])
-             .properties(width=WIDTH - 70, height=180,
-                         title=_title("Scorer", "held-out score per skill and prompt version; runs over K epochs "
-                                                "also show pass@1 (dashed when it differs)")))
+    folded = (base.transform_calculate(at="toDate(datum.day)")
+              .transform_fold(["pass_hat_k", "pass_at_1"], as_=["measure", "value"])
+              .transform_calculate(measure="datum.measure == 'pass_hat_k' ? 'score (pass^k)' : 'pass@1'"))
+    x, color = _period_x("at"), _color("label", "skill @ prompt", labels)
+    dash = alt.StrokeDash("measure:N", title=None, scale=alt.Scale(domain=["score (pass^k)", "pass@1"]))
+    tooltip = ["label:N", "day:N", "measure:N", alt.Tooltip("value:Q", format=".1%"), "epochs:Q"]
+    trend = _layer(folded.mark_line().encode(x=x, y=y, color=color, strokeDash=dash),
+                   folded.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
+                   .add_params(_pick("pick_score", "label", "day")),
+                   width=WIDTH - 70, height=180,
+                   title=_title("Scorer", "held-out score per skill and prompt version; runs over K epochs also "
+                                          "show pass@1 (dashed when it differs); click a point for its run"))
     runs = (base.transform_filter("datum.epochs > 1")
             .transform_calculate(k="'' + datum.epochs", p1="format(datum.pass_at_1, '.1%')",
                                  pk="format(datum.pass_at_k, '.1%')", phk="format(datum.pass_hat_k, '.1%')"))

@@ -168,6 +168,27 @@ def test_filters_change_the_numbers_and_clicks_open_evaluations(sync_playwright,
                 page.locator(f"#charts path{target}").last.click()
                 page.wait_for_function(f"document.querySelector('#drill h2').textContent.startsWith({heading!r})")
                 assert page.locator("#drill tbody tr").count() > 0, target
+
+            # The charts that are not of evaluations list the page's rows behind the click instead.
+            rows = {
+                '[aria-roledescription="bar"][aria-label*="test: "][aria-label*="flip rate [95%]"]':
+                    ("Re-runs of test ", "re-runs"),
+                '[aria-roledescription="point"][aria-label*="; event: "][aria-label*="bugs: "]':
+                    ("Bug events in the week from 2026-", "reopened"),
+                '[aria-roledescription="point"][aria-label*="measure: score (pass^k)"]': ("Scorer run of ", "pass@k"),
+            }
+            for target, (heading, column) in rows.items():
+                page.locator(f"#charts path{target}").last.click()
+                page.wait_for_function(f"document.querySelector('#rows h2').textContent.startsWith({heading!r})")
+                assert page.locator("#drill").is_hidden() and column in page.inner_text("#rows thead"), target
+                assert page.locator("#rows tbody tr").count() > 0, target
+                assert page.inner_text("#rows .count").split()[0] == str(page.locator("#rows tbody tr").count())
+            scorer_run = page.inner_text("#rows tbody tr")
+            assert "%" in scorer_run and " @ " in scorer_run  # the run's skill @ prompt and its rates
+            page.locator('#charts path[aria-roledescription="point"][aria-label*="measure: score (pass^k)"]').last \
+                .dblclick()
+            _settle(page)
+            assert page.locator("#rows").is_hidden() and page.locator("#drill").is_hidden()
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
