@@ -35,7 +35,9 @@ class Settings(BaseSettings):
     per role by ``sprintflow.sprint.engines.resolve_engine``, with the flags and config.
     """
 
-    model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_")
+    # A variable set to nothing (``SPRINTFLOW_HISTORY=``, a common way to "unset" one for a command) is
+    # not there: read as a path it would be the current directory, and the history would land in it.
+    model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_", env_ignore_empty=True)
 
     history: Path | None = None
     """Where history rows go; default ``<workspace>/.sprintflow/history``."""

@@ -1,5 +1,6 @@
 """Whether a Prefect server is configured, read without importing Prefect."""
 
+from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.settings import configured_api_url, prefect_api_configured
 
 
@@ -22,3 +23,13 @@ def test_the_active_profile_names_the_server(tmp_path, monkeypatch):
     monkeypatch.setenv("PREFECT_PROFILES_PATH", str(profiles))
     assert configured_api_url() == "http://127.0.0.1:4300/api"
     assert prefect_api_configured() is True
+
+
+def test_a_variable_set_to_nothing_is_read_as_unset_not_as_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPRINTFLOW_HISTORY", "")
+    monkeypatch.setenv("SPRINTFLOW_JUDGE_HOME", "")
+    layout = WorkspaceLayout(tmp_path / "workspace")
+    assert layout.history_dir == tmp_path / "workspace" / ".sprintflow" / "history"
+    monkeypatch.setenv("SPRINTFLOW_HISTORY", str(tmp_path / "shared"))
+    assert layout.history_dir == tmp_path / "shared"
