@@ -28,8 +28,11 @@
       const at = Date.parse(record.day);
       return at >= start && at < periodEnd(start);
     };
-    const matchesFilters = (r) => r.day >= filter("from") && r.day <= filter("to")
-      && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || r[k] === filter(k))
+    // A record or cube row within the dates and the filters ``keys`` (those that apply to it).
+    const within = (c, keys) => c.day >= filter("from") && c.day <= filter("to")
+      && keys.every((k) => filter(k) === ALL || c[k] === filter(k));
+    const periodFrom = (start) => `the ${view.signal("period_unit")} from ${new Date(start).toISOString().slice(0, 10)}`;
+    const matchesFilters = (r) => within(r, ["contract", "engine", "executor"])
       && (filter("strategy") === ALL || filter("strategy") in r.strategies)
       && (filter("criterion") === ALL || filter("criterion") in r.criteria);
     // A criterion's verification method, from the coverage cube (a criterion id names one method).
@@ -46,11 +49,11 @@
       return false;
     };
     const describe = (name, value) => {
-      if (name === "pick_period") return `the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_period") return periodFrom(value.period[0]);
       if (name === "pick_strategy") return `strategy ${value.name[0]}`;
-      if (name === "pick_strategy_period") return `strategy ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_strategy_period") return `strategy ${value.name[0]} in ${periodFrom(value.period[0])}`;
       if (name === "pick_method") return `criteria verified by ${value.method[0]}`;
-      if (name === "pick_criterion") return `criterion ${value.name[0]} in the ${view.signal("period_unit")} from ${new Date(value.period[0]).toISOString().slice(0, 10)}`;
+      if (name === "pick_criterion") return `criterion ${value.name[0]} in ${periodFrom(value.period[0])}`;
       if (name === "pick_engine") return `engine ${value.engine[0]}`;
       return value.iterations[0] >= NEVER ? "contracts that never went green" : `contracts green after ${value.iterations[0]} iteration(s)`;
     };
@@ -61,8 +64,7 @@
       const narrowed = filter("strategy") !== ALL || filter("criterion") !== ALL;
       const level = name.startsWith("pick_strategy") ? "strategy" : name === "pick_criterion" ? "criterion" : "evaluation";
       if (name === "pick_green" || name === "pick_method" || (narrowed && level === "evaluation")) return null;
-      return cubeRows.filter((c) => c.level === level && c.day >= filter("from") && c.day <= filter("to")
-        && ["contract", "engine", "executor"].every((k) => filter(k) === ALL || c[k] === filter(k))
+      return cubeRows.filter((c) => c.level === level && within(c, ["contract", "engine", "executor"])
         && (name !== "pick_engine" || c.engine === value.engine[0])
         && (!name.startsWith("pick_strategy") || c.name === value.name[0])
         && (name !== "pick_strategy_period" || inPeriod(c, value.period[0]))
@@ -77,7 +79,7 @@
         filters: ["contract", "engine", "executor"], match: (c, v) => c.level === "test" && c.name === v.name[0],
         columns: [["day", "day"], ["contract", "contract"], ["engine", "engine"], ["executor", "executor"],
           ["comparisons", "re-runs"], ["flips", "flips"]]},
-      bugs: {heading: (v) => `Bug events in the ${view.signal("period_unit")} from ${new Date(v.period[0]).toISOString().slice(0, 10)}`,
+      bugs: {heading: (v) => `Bug events in ${periodFrom(v.period[0])}`,
         filters: ["contract"], match: (c, v) => inPeriod(c, v.period[0]),
         columns: [["day", "day"], ["contract", "contract (unit)"], ["opened", "opened"], ["fixed", "fixed"],
           ["reopened", "reopened"]]},
@@ -89,8 +91,7 @@
     const renderRows = (kind, value) => {
       const how = ROWS[kind];
       const rows = ((spec.datasets && spec.datasets[ROW_PICKS[kind]]) || []).filter((c) =>
-        c.day >= filter("from") && c.day <= filter("to") && how.filters.every((k) => filter(k) === ALL || c[k] === filter(k))
-        && how.match(c, value)).sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
+        within(c, how.filters) && how.match(c, value)).sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
       rowsPanel.hidden = false;
       rowsPanel.querySelector("h2").textContent = how.heading(value);
       rowsPanel.querySelector(".count").textContent = `${rows.length.toLocaleString("en")} ${rows.length === 1 ? "row of the page's data matches" : "rows of the page's data match"}` +
