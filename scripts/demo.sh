@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# The sprint runs in the Docker sandbox where an engine answers; its image is built here (no registry).
+if docker info >/dev/null 2>&1 && ! docker image inspect sprintflow-sandbox:latest >/dev/null 2>&1; then
+  sprintflow sandbox build
+fi
 export PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_LOGGING_LEVEL="${PREFECT_LOGGING_LEVEL:-WARNING}"
 workspace="$(mktemp -d)/todo-api"
 python3 examples/sprint-demo/prepare.py "$workspace" >/dev/null
@@ -21,7 +25,10 @@ python3 - "$workspace" <<'PY'
 import sys
 from pathlib import Path
 from sprintflow.evaluate.result import load_eval
-result = load_eval(Path(sys.argv[1]), "sprint-spec-20260115-todo-api-1", 1).model_dump(mode="json", by_alias=True)
+evaluated = load_eval(Path(sys.argv[1]), "sprint-spec-20260115-todo-api-1", 1)
+if evaluated is None:
+    sys.exit("  (none: iteration 1 was not evaluated; the run's errors are above)")
+result = evaluated.model_dump(mode="json", by_alias=True)
 print(result["summary"])
 for item in result["generatorFeedback"][:5]:
     where = f"{item['file']}:{item['line']} " if item.get("file") and item.get("line") else ""

@@ -130,6 +130,9 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
     the registry's tarballs, downloaded (and verified) only when the layer is missing.
     """
     client = _docker()
+    if not _image_exists(client, base_image):  # built here, never pulled: no registry is reachable
+        raise ExecutorUnavailable(f"no image {base_image}: build it with `sprintflow sandbox build` "
+                                  "(or run with --executor local)")
     base_id = client.images.get(base_image).id
     key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
                          .encode()).hexdigest()

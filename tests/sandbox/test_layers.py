@@ -192,3 +192,14 @@ def test_pnpm_and_yarn_lockfiles_install_at_the_pinned_version(docker_ready, tmp
     assert sorted(p.name for p in workspace.iterdir()) == sorted(
         [p.name for p in (FIXTURES / fixture).iterdir()] + ["node_modules"])
     assert list((workspace / "node_modules").iterdir()) == []
+
+
+def test_a_missing_sandbox_image_is_a_clear_error_that_says_how_to_build_it():
+    # A fresh machine: the Docker engine answers, but no image was built yet (none can be pulled).
+    from sprintflow.errors import ExecutorUnavailable
+    from sprintflow.sandbox.layers import runtime_layer
+
+    docker.from_env().ping()
+    missing = f"sprintflow-sandbox:missing-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(ExecutorUnavailable, match=rf"no image {missing}: build it with `sprintflow sandbox build`"):
+        runtime_layer(missing, None, progress=lambda line: None)
