@@ -7,10 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-# The sprint runs in the Docker sandbox where an engine answers; its image is built here (no registry).
-if docker info >/dev/null 2>&1 && ! docker image inspect sprintflow-sandbox:latest >/dev/null 2>&1; then
-  sprintflow sandbox build
-fi
+bash scripts/sandbox-image.sh  # the sprint runs in the Docker sandbox where an engine answers
 export PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_LOGGING_LEVEL="${PREFECT_LOGGING_LEVEL:-WARNING}"
 workspace="$(mktemp -d)/todo-api"
 python3 examples/sprint-demo/prepare.py "$workspace" >/dev/null

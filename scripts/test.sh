@@ -12,8 +12,6 @@ python3 -m ruff check --quiet .
 for project in examples/*/package.json; do
   (cd "$(dirname "$project")" && npm ci --no-audit --no-fund --loglevel=error)
 done
-if docker info >/dev/null 2>&1 && ! docker image inspect sprintflow-sandbox:latest >/dev/null 2>&1; then
-  sprintflow sandbox build
-fi
+bash scripts/sandbox-image.sh
 export SPRINTFLOW_REQUIRE_DOCKER="${SPRINTFLOW_REQUIRE_DOCKER:-1}"
 python3 -m pytest -q -p no:cacheprovider "$@"
