@@ -1,7 +1,9 @@
 """Whether a Prefect server is configured, read without importing Prefect."""
 
+from pathlib import Path
+
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.settings import configured_api_url, prefect_api_configured
+from sprintflow.settings import configured_api_url, get_settings, prefect_api_configured
 
 
 def test_no_server_is_configured_without_the_variable_or_a_readable_profiles_file(tmp_path, monkeypatch):
@@ -31,5 +33,7 @@ def test_a_variable_set_to_nothing_is_read_as_unset_not_as_the_current_folder(tm
     monkeypatch.setenv("SPRINTFLOW_JUDGE_HOME", "")
     layout = WorkspaceLayout(tmp_path / "workspace")
     assert layout.history_dir == tmp_path / "workspace" / ".sprintflow" / "history"
+    # The judge's store stays out of the current folder (a workspace, perhaps) too.
+    assert get_settings().judge_home_path == (Path.home() / ".cache" / "sprintflow" / "judge").resolve()
     monkeypatch.setenv("SPRINTFLOW_HISTORY", str(tmp_path / "shared"))
     assert layout.history_dir == tmp_path / "shared"
