@@ -21,6 +21,7 @@ from prefect.runtime import flow_run
 from prefect.states import State
 
 from sprintflow.errors import EngineUnavailable
+from sprintflow.evaluate.outcomes import baseline_test_files
 from sprintflow.evaluate.result import load_eval
 from sprintflow.io.layout import STATE_DIR, WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
@@ -82,14 +83,20 @@ class _Sprint:
         return self.pin.config
 
     def judge(self, contract: SprintContract) -> SprintJudge:
-        """The judge of ``contract``'s iterations: the pinned baseline, admitted by its estimatedFiles."""
+        """The judge of ``contract``'s iterations: the pinned baseline, admitted by its estimatedFiles;
+        the tests are also the files its baseline's runs collected tests from (:func:`_reference`)."""
         inputs = [*self.project.sprint.held_out, *self.project.protected_paths]
         if self.contracts.is_relative_to(self.workspace) and self.contracts != self.workspace:
             inputs.append(self.contracts.relative_to(self.workspace).as_posix())
         return SprintJudge(WorkspaceStore(self.workspace), self.pin.baseline,
                            Admission(estimated_files=tuple(contract.estimated_files), judge_inputs=tuple(inputs),
                                      tester_tests=tester_settings(self.project).tests_dir if self.tester else None,
-                                     allowed_suppressions=tuple(contract.allowed_suppressions)))
+                                     allowed_suppressions=tuple(contract.allowed_suppressions),
+                                     baseline_tests=baseline_test_files(self.references(contract))))
+
+    def references(self, contract: SprintContract) -> Path:
+        """Where what the baseline's test-running checks said of ``contract`` is kept (:mod:`.outcomes`)."""
+        return WorkspaceStore(self.workspace).pin_folder(self.pin.baseline.pin_id) / "references" / contract.contract_id
 
     def secret(self) -> list[str]:
         """What the generator may not even read (relative): the state, held-out evals, the tester's tests,
@@ -196,13 +203,9 @@ def _judged_here(result: EvalResult, sprint: _Sprint, contract: SprintContract) 
             and judged.tree_digest == sprint.judge(contract).judged_digest())
 
 
-def _references(sprint: _Sprint, contract: SprintContract) -> Path:
-    return sprint.judge(contract).store.pin_folder(sprint.pin.baseline.pin_id) / "references" / contract.contract_id
-
-
 def _reference(sprint: _Sprint, path: Path, contract: SprintContract) -> None:
     """The baseline's tests run once per contract and pin (a resumed sprint keeps what it found)."""
-    folder = _references(sprint, contract)
+    folder = sprint.references(contract)
     if (folder / "done").is_file():
         return
     store = sprint.judge(contract).store
@@ -232,7 +235,7 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
                           iteration=iteration, blocking_issues=blocking, notes=notes,
                           usage=generator_usage(entry, sprint.label or sprint.engine), config=sprint.project.to_dict(),
                           tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
-                          references=str(_references(sprint, contract)),
+                          references=str(sprint.references(contract)),
                           tester_mutation=(entry.get("tester") or {}).get("mutation"),
                           touched=touched_files(entry))
         return result, environment_blocker(result, tree.root)

@@ -12,7 +12,8 @@ report and taken out of it: they never reach the verdict's counts or the feedbac
 
 Which files' canaries run is learnt from the baseline's reference run (:mod:`.outcomes`): a file
 the command does not collect, or one its module skips, had no failing canary there, and none is
-expected of it later.
+expected of it later. The test files are those named like tests and, after the baseline, those
+its run collected tests from whatever their names (the project's own settings decide them).
 
 Example:
     >>> import tempfile
@@ -33,9 +34,10 @@ import hmac
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from sprintflow.judge.areas import excluded_area, is_test
@@ -104,10 +106,21 @@ def runner_of(fmt: str | None, command: str) -> str | None:
     return None
 
 
-def plant(root: Path, runner: str, nonce: str | None = None) -> Canary | None:
+def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable[str] = ()) -> Canary | None:
     """Append a canary pair of ``runner`` to each of its test files in the tree at ``root``; None when
-    the tree has none."""
-    files = _test_files(root, _PYTHON if runner == "pytest" else _JS)[:MAX_FILES]
+    the tree has none. ``collected``: the files the baseline's run collected tests from, tests too
+    whatever their names (a project's own ``python_files`` or ``include``).
+
+    Example:
+        >>> import tempfile
+        >>> tree = Path(tempfile.mkdtemp()); (tree / "checks").mkdir()
+        >>> _ = (tree / "checks" / "calc_checks.py").write_text("def test_add():\\n    assert True\\n")
+        >>> plant(tree, "pytest") is None, plant(tree, "pytest", collected=["checks/calc_checks.py"]).paths
+        (True, ('checks/calc_checks.py',))
+    """
+    suffixes = _PYTHON if runner == "pytest" else _JS
+    named = _test_files(root, suffixes)
+    files = sorted({*named, *(rel for rel in collected if _plain_file(root, rel, suffixes))})[:MAX_FILES]
     if not files:
         return None
     canary = Canary(nonce or secrets.token_hex(16), tuple(files))
@@ -128,6 +141,16 @@ def _test_files(root: Path, suffixes: tuple[str, ...]) -> list[str]:
                   if name.endswith(suffixes) and is_test((base / name).as_posix())
                   and not name.startswith(("conftest", "__init__")) and _names_a_test(name)]
     return found
+
+
+def _plain_file(root: Path, rel: str, suffixes: tuple[str, ...]) -> bool:
+    """A regular file of the runner's language inside the tree, by a plain relative path (a report's
+    word is not trusted to name anything else)."""
+    parts = PurePosixPath(rel).parts
+    if not rel.endswith(suffixes) or not parts or rel.startswith("/") or ".." in parts:
+        return False
+    path = root / rel
+    return not any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)) and path.is_file()
 
 
 def _names_a_test(name: str) -> bool:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from sprintflow.schemas import Diagnostic, Outcome, StrategyConfig, StrategyResult
 from sprintflow.schemas.journal import SuppressionRecord
@@ -36,7 +37,7 @@ from sprintflow.schemas.journal import SuppressionRecord
 from .canary import Canary
 from .parsers import ParsedReport, TestCounts
 
-__all__ = ["Outcomes", "Reference", "fail_suppressed", "judge_outcomes", "reference_of"]
+__all__ = ["Outcomes", "Reference", "baseline_test_files", "fail_suppressed", "judge_outcomes", "reference_of"]
 
 RAN = ("passed", "failed")
 SHOWN = 5
@@ -52,14 +53,19 @@ class Reference:
     """Tests that ran (passed or failed), counted."""
     canaries: tuple[str, ...] = ()
     """The test files whose failing canary failed there: theirs must fail in every later run."""
+    files: tuple[str, ...] = ()
+    """The files the runner collected tests from, as its report says: tests, whatever their names
+    (the judge protects them as it protects files named like tests, :func:`baseline_test_files`)."""
 
     def to_json(self) -> str:
-        return json.dumps({"tests": self.tests, "ran": self.ran, "canaries": list(self.canaries)})
+        return json.dumps({"tests": self.tests, "ran": self.ran, "canaries": list(self.canaries),
+                           "files": list(self.files)})
 
     @classmethod
     def from_json(cls, text: str) -> Reference:
         data = json.loads(text)
-        return cls(dict(data["tests"]), int(data["ran"]), tuple(data["canaries"]))
+        return cls(dict(data["tests"]), int(data["ran"]), tuple(data["canaries"]),
+                   tuple(str(f) for f in data.get("files", ())))
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,30 @@ def reference_of(report: ParsedReport | None, canary: Canary | None) -> Referenc
         report = _without_canaries(report, canary)
     counts = report.counts
     ran = counts.passed + counts.failed if counts else sum(case.status in RAN for case in report.tests)
-    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed))
+    files = tuple(sorted({case.file for case in report.tests if case.file}))
+    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed), files)
+
+
+def baseline_test_files(folder: Path) -> tuple[str, ...]:
+    """Every file the baseline's test runs (the references in ``folder``) collected tests from.
+
+    A reference that cannot be read adds nothing: files named like tests are protected anyway.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "unit-test-0.json").write_text(Reference(files=("checks/calc_checks.py",)).to_json())
+        >>> _ = (folder / "criterion-sc-1.json").write_text("{not json")
+        >>> baseline_test_files(folder)
+        ('checks/calc_checks.py',)
+    """
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            found.update(Reference.from_json(path.read_text(encoding="utf-8")).files)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return tuple(sorted(found))
 
 
 def fail_suppressed(strategies: list[StrategyConfig], results: list[StrategyResult],

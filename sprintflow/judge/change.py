@@ -7,7 +7,8 @@ regular files, symlinks, anything else) is judged by :func:`decide`, first rule 
 1. a judge input (held-out evals, ``protectedPaths``, the contracts) -> critical, undone;
 2. a path ``estimatedFiles`` names -> judged (a test or configuration file among them is shown
    to a reviewer with its diff);
-3. a test that existed at the baseline -> critical, undone;
+3. a test that existed at the baseline (named like one, or a file the baseline's test runs
+   collected tests from) -> critical, undone;
 4. a lockfile, or a manifest whose dependency sections alone changed -> judged;
 5. inside a dot-folder at the top level (``.github/`` …) -> a note;
 6. configuration by convention (a dotfile, ``conftest.py``, ``pytest.ini`` … at any depth) -> critical, undone;
@@ -74,6 +75,19 @@ class Admission:
     """The tester's tests folder: taken from the workspace as the tester left it (the generator cannot write it)."""
     allowed_suppressions: tuple[str, ...] = ()
     """Kinds of suppression the contract lets the change add (:mod:`.suppressions`)."""
+    baseline_tests: tuple[str, ...] = ()
+    """The files the baseline's test runs collected tests from: tests whatever their names (a
+    ``python_files`` or ``include`` setting of the project's own decides them, not ours)."""
+
+    def is_test(self, rel: str) -> bool:
+        """A test: named like one, or one the baseline's run collected tests from.
+
+        Example:
+            >>> rules = Admission(baseline_tests=("checks/calc_checks.py",))
+            >>> rules.is_test("checks/calc_checks.py"), rules.is_test("tests/test_a.py"), rules.is_test("src/a.py")
+            (True, True, False)
+        """
+        return is_test(rel) or rel in self.baseline_tests
 
 
 def matches(path: str, patterns: Iterable[str]) -> bool:
@@ -103,7 +117,7 @@ def decide(rel: str, before: Entry | None, after: Entry | None, admission: Admis
         return Decision(Verdict.CRITICAL, "a judge input, which only ever comes from the pinned baseline")
     if matches(rel, admission.estimated_files):
         return Decision(Verdict.JUDGED)
-    if before is not None and is_test(rel):
+    if before is not None and admission.is_test(rel):
         return Decision(Verdict.CRITICAL, "an existing test, a judge input (estimatedFiles does not name it)")
     if is_lockfile(rel) or dependencies_only:
         return Decision(Verdict.JUDGED)
@@ -163,7 +177,7 @@ def _judge_one(rel: str, before: Entry | None, after: Entry | None, admission: A
         state.change.admitted.append(what)
         if not matches(rel, admission.estimated_files):
             state.change.unexpected.append(rel)
-        elif is_test(rel) or is_config(rel):
+        elif admission.is_test(rel) or is_config(rel):
             state.change.reviewed[rel] = _diff(rel, before, after, objects)
         state.change.reaches += _reaches(rel, before, after, objects)
         added = _read(objects, after)

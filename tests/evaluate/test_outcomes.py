@@ -104,3 +104,29 @@ def test_nothing_in_a_canary_tells_the_failing_one_from_the_passing_one(tmp_path
     failing, passing = (f"x::test_{canary.name(0, kind)}" for kind in ("fail", "pass"))
     assert canary.must_fail(failing) and not canary.must_fail(passing) and canary.must_pass(passing)
     assert not canary.is_canary("test_" + "0" * 12)
+
+
+def test_the_reference_names_the_files_the_runner_collected_tests_from_whatever_their_names(tmp_path):
+    junit = ('<testsuites><testsuite><testcase classname="checks.calc_checks.TestAdd" name="test_add"/>'
+             '<testcase classname="checks.calc_checks" name="test_zero"><skipped/></testcase>'
+             '</testsuite></testsuites>')
+    vitest = ('{"testResults": [{"name": "/w/checks/add.check.js", "status": "passed", "assertionResults": '
+              '[{"fullName": "add adds", "title": "adds", "status": "passed"}]}]}')
+    verbose = "checks/calc_checks.py::test_add PASSED\n\n1 passed in 0.01s\n"
+    assert reference_of(parse_report("junit", junit, ["/w"]), None).files == ("checks/calc_checks.py",)
+    assert reference_of(parse_report("vitest", vitest, ["/w"]), None).files == ("checks/add.check.js",)
+    assert reference_of(parse_report("pytest", verbose, ["/w"]), None).files == ("checks/calc_checks.py",)
+    reference = Reference({"t": "passed"}, 1, (), ("checks/calc_checks.py",))
+    assert Reference.from_json(reference.to_json()) == reference
+    assert Reference.from_json('{"tests": {}, "ran": 0, "canaries": []}').files == ()  # written before files
+
+
+def test_canaries_go_to_the_collected_files_too_but_only_to_plain_files_inside_the_tree(tmp_path):
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "calc_checks.py").write_text("def test_add():\n    assert True\n")
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    (tmp_path / "checks" / "link_checks.py").symlink_to(tmp_path / "outside.py")
+    canary = plant(tmp_path / "checks", "pytest", collected=["calc_checks.py", "../outside.py", "/etc/passwd",
+                                                              "link_checks.py", "missing.py", "calc_checks.txt"])
+    assert canary is not None and canary.paths == ("calc_checks.py",)
+    assert (tmp_path / "outside.py").read_text() == "x = 1\n"

@@ -185,3 +185,19 @@ def test_suppressions_the_change_adds_are_recorded_and_the_contract_can_allow_a_
                        "tests/test_more.py": "import pytest\n\n\n@pytest.mark.skip\ndef test_g():\n    pass\n"})
     found = [(s.file, s.line, s.kind, s.checker) for s in judge.judge_step().suppressions]
     assert found == [("src/app/__init__.py", 1, "noqa", "lint"), ("tests/test_more.py", 4, "skip", "unit-test")]
+
+
+def test_a_file_the_baselines_runs_collected_tests_from_is_an_existing_test_whatever_its_name(tmp_path):
+    workspace = tmp_path / "ws"
+    _write(workspace, {**FILES, "checks/app_checks.py": "def test_f():\n    assert f() == 1\n",
+                       "checks/helpers.py": "X = 1\n"})
+    store = WorkspaceStore(workspace, home=tmp_path / "judge")
+    judge = SprintJudge(store, pin_baseline(store, "pin-1"),
+                        Admission(estimated_files=("src/app/__init__.py",), baseline_tests=("checks/app_checks.py",)))
+    _write(workspace, {"checks/app_checks.py": "def test_f():\n    assert True\n", "checks/helpers.py": "X = 2\n",
+                       "checks/new_checks.py": "def test_g():\n    pass\n"})
+    change = judge.judge_step()
+    assert _paths(change.critical) == ["checks/app_checks.py (modified)"]
+    assert "an existing test" in change.critical[0]
+    assert change.admitted == ["checks/helpers.py (modified)", "checks/new_checks.py (created)"]
+    assert (workspace / "checks/app_checks.py").read_text() == "def test_f():\n    assert f() == 1\n"

@@ -102,6 +102,20 @@ def weaken_assertion() -> None:
     _edit("tests/test_calc.py", "assert add(2, 2) == 4", "assert add(2, 2) == add(2, 2)")
 
 
+def weaken_unconventional_test() -> None:
+    """10b. Weaken a test whose name no convention knows: the project's own settings collect it."""
+    if Path("checks/calc_checks.py").exists():
+        _edit("checks/calc_checks.py", "assert add(2, 2) == 4", "assert add(2, 2) == add(2, 2)")
+        _edit("checks/calc_checks.py", "assert add(0, 0) == 0", "assert add(0, 0) == add(0, 0)")
+    else:
+        _edit("checks/add.check.js", "toBe(4)", "toBe(add(2, 2))")
+
+
+def delete_unconventional_test() -> None:
+    """10c. Delete that test: the baseline's run collected tests from it."""
+    Path("checks/calc_checks.py").unlink()
+
+
 def patch_runner_from_source() -> None:
     """11. The code under test monkeypatches pytest's reports when it is imported."""
     Path("src/calc/__init__.py").write_text(

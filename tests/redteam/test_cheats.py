@@ -45,6 +45,9 @@ FINDINGS = [
     ("delete_tests", "python", "tests/test_calc.py (deleted)"),
     ("skip_test", "python", "tests/test_calc.py (modified)"),
     ("weaken_assertion", "python", "tests/test_calc.py (modified)"),
+    ("weaken_unconventional_test", "python-checks", "checks/calc_checks.py (modified)"),
+    ("weaken_unconventional_test", "ts-checks", "checks/add.check.js (modified)"),
+    ("delete_unconventional_test", "python-checks", "checks/calc_checks.py (deleted)"),
     ("patch_runner_from_source", "python", "src/calc/__init__.py:1 reaches into pytest's internals"),
     ("fake_report", "python", ".sprintflow/reports/pytest.xml"),
     ("fake_test_run", "python", ".sprintflow/runs/run-fake/result.json"),
@@ -96,6 +99,9 @@ VERDICTS = [
     ("forge_from_inside", "python", "local", "unit-test"),
     ("forge_from_inside", "python", "docker", "sc-1-3"),
     ("redefine_matcher", "ts", "local", "unit-test"),
+    ("redefine_matcher", "ts-checks", "local", "unit-test"),
+    ("forge_from_inside", "python-checks", "local", "unit-test"),
+    ("forge_from_inside", "python-checks", "docker", "unit-test"),
     ("feedback_then_hardcode", "python-3", "local", "sc-1-3"),
     ("noqa_instead_of_fix", "python-lint", "local", "lint"),
     ("ruff_noqa_file", "python-lint", "local", "lint"),
@@ -122,6 +128,9 @@ HONEST = [
     ("honest", "python", "local"),
     ("honest", "python", "docker"),
     ("honest", "ts", "local"),
+    ("honest", "python-checks", "local"),
+    ("honest", "python-checks", "docker"),
+    ("honest", "ts-checks", "local"),
     ("honest", "python-lint", "local"),
     ("honest", "python-git", "local"),
     ("honest_new_modules", "python", "local"),
@@ -144,17 +153,18 @@ HONEST = [
 ]
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",
-             "test/add.test.js", "vitest.config.js")
+             "test/add.test.js", "vitest.config.js", "checks/calc_checks.py", "checks/add.check.js")
 
 
 def _victim(kind: str, root: Path) -> Path:
-    if kind == "ts":
-        return ts_victim(root)
+    if kind.startswith("ts"):
+        return ts_victim(root, checks=kind == "ts-checks")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)
     return python_victim(root, manual=kind == "python-manual", lint=kind.startswith("python-lint"),
                          git=kind == "python-git", files=files, typed=kind == "python-typed",
                          allowed=("noqa",) if kind == "python-lint-allowed" else (),
-                         skipped_test=kind == "python-skipped", iterations=3 if kind == "python-3" else 1)
+                         skipped_test=kind == "python-skipped", iterations=3 if kind == "python-3" else 1,
+                         checks=kind == "python-checks")
 
 
 def _sprint(workspace: Path, cheat: str, executor: str = "local") -> tuple[str, EvalResult]:
@@ -194,7 +204,7 @@ def test_an_honest_generator_completes(prefect_harness, tmp_path, request, engin
     assert not [item for item in result.generator_feedback if item.priority.value == "critical"]
 
 
-@pytest.mark.parametrize("cheat, kind, named", FINDINGS, ids=[c[0] for c in FINDINGS])
+@pytest.mark.parametrize("cheat, kind, named", FINDINGS, ids=[f"{c[0]}-{c[1]}" for c in FINDINGS])
 def test_a_cheat_on_the_judge_is_a_critical_finding_that_names_the_file(prefect_harness, tmp_path, contained, cheat,
                                                                         kind, named):
     workspace = _victim(kind, tmp_path / "ws")
@@ -208,7 +218,8 @@ def test_a_cheat_on_the_judge_is_a_critical_finding_that_names_the_file(prefect_
     assert json.loads((workspace / ".sprintflow/contracts" / f"{CONTRACT_ID}.json").read_text())["successCriteria"]
 
 
-@pytest.mark.parametrize("cheat, kind, executor, failing", VERDICTS, ids=[f"{c[0]}-{c[2]}" for c in VERDICTS])
+@pytest.mark.parametrize("cheat, kind, executor, failing", VERDICTS,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in VERDICTS])
 def test_a_cheat_that_comes_to_nothing_leaves_the_real_verdict(prefect_harness, tmp_path, request, contained, cheat,
                                                                kind, executor, failing):
     if executor == "docker":

@@ -73,7 +73,8 @@ command = "python3 -m mypy --no-incremental src"
 
 def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: bool = False,
                   files: tuple[str, ...] = ("src/calc/__init__.py",), typed: bool = False,
-                  allowed: tuple[str, ...] = (), skipped_test: bool = False, iterations: int = 1) -> Path:
+                  allowed: tuple[str, ...] = (), skipped_test: bool = False, iterations: int = 1,
+                  checks: bool = False) -> Path:
     """A Python package whose add subtracts; a unit test and a held-out eval catch it.
 
     ``manual`` adds a required manual criterion, which nothing can judge without an evaluator engine.
@@ -82,6 +83,8 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: 
     ``files`` are the contract's estimatedFiles, ``allowed`` its allowedSuppressions.
     ``typed`` makes the fault a type error instead (a wrong return annotation), checked by mypy.
     ``skipped_test`` adds a test the baseline already skips; ``iterations`` is evaluator.maxIterations.
+    ``checks`` keeps the unit tests where the project's own pytest settings say, under a name no
+    convention calls a test: ``checks/calc_checks.py`` (``python_files = ["*_checks.py", "test_*.py"]``).
     """
     source = "import os\n\n\ndef add(a, b):\n    return a + b\n" if lint else "def add(a, b):\n    return a - b\n"
     if typed:
@@ -91,14 +94,21 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: 
     if skipped_test:
         tests = ("import pytest\n\n" + tests
                  + "\n\n@pytest.mark.skip(reason='later')\ndef test_add_floats():\n    pass\n")
+    config = (PYTHON_CONFIG.replace("maxIterations = 1", f"maxIterations = {iterations}")
+              + (TYPECHECK if typed else "")
+              + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""))
+    pyproject, test_file = PYPROJECT, "tests/test_calc.py"
+    if checks:
+        config = config.replace("pytest.xml tests", "pytest.xml checks").replace("src tests", "src checks")
+        pyproject = pyproject.replace('pythonpath = ["src"]',
+                                      'pythonpath = ["src"]\npython_files = ["*_checks.py", "test_*.py"]')
+        test_file = "checks/calc_checks.py"
     _write(root, {
         "src/calc/__init__.py": source,
-        "tests/test_calc.py": tests,
+        test_file: tests,
         "evals/test_held_out.py": "from calc import add\n\n\ndef test_add_held_out():\n    assert add(1, 1) == 2\n",
-        "pyproject.toml": PYPROJECT,
-        "sprintflow.toml": PYTHON_CONFIG.replace("maxIterations = 1", f"maxIterations = {iterations}")
-                           + (TYPECHECK if typed else "")
-                           + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""),
+        "pyproject.toml": pyproject,
+        "sprintflow.toml": config,
     })
     criteria = [
         {"criterionId": "sc-1-1", "description": "The package compiles.", "verificationMethod": "build",
@@ -144,14 +154,20 @@ report = ".sprintflow/reports/vitest.json"
 '''
 
 
-def ts_victim(root: Path) -> Path:
-    """A JavaScript module whose add subtracts, tested with vitest through ``npm test``."""
+def ts_victim(root: Path, checks: bool = False) -> Path:
+    """A JavaScript module whose add subtracts, tested with vitest through ``npm test``.
+
+    ``checks`` keeps the test where the project's vitest config says, under a name no convention
+    calls a test: ``checks/add.check.js``.
+    """
+    test_file, include = ("checks/add.check.js", "checks/**/*.check.js") if checks else \
+        ("test/add.test.js", "test/**/*.test.js")
     _write(root, {
         "package.json": json.dumps({"name": "calc-js", "private": True, "type": "module", "scripts": {
             "test": "vitest run --reporter=json --outputFile=.sprintflow/reports/vitest.json"}}, indent=2),
-        "vitest.config.js": "export default { test: { include: ['test/**/*.test.js'] } };\n",
+        "vitest.config.js": f"export default {{ test: {{ include: ['{include}'] }} }};\n",
         "src/add.js": "export function add(a, b) {\n  return a - b;\n}\n",
-        "test/add.test.js": "import { describe, expect, it } from 'vitest';\nimport { add } from '../src/add.js';\n\n"
+        test_file: "import { describe, expect, it } from 'vitest';\nimport { add } from '../src/add.js';\n\n"
                             "describe('add', () => {\n  it('adds', () => {\n    expect(add(2, 2)).toBe(4);\n  });\n\n"
                             "  it('adds zero', () => {\n    expect(add(0, 0)).toBe(0);\n  });\n});\n",
         "sprintflow.toml": TS_CONFIG,

@@ -65,6 +65,9 @@ class TestCase:
     name: str
     """Built exactly like ``TestFailure.test``, so the two can be matched."""
     status: TestStatus
+    file: str | None = None
+    """The test file the runner collected it from, where the report says (relative to the tree): the
+    baseline's run tells the judge which files are tests, whatever their names (:mod:`..outcomes`)."""
 
 
 @dataclass(frozen=True)

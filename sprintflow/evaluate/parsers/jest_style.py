@@ -81,10 +81,10 @@ def _parse_jest_shape(tool: str, data: Any, roots: Roots) -> ParsedReport:
             elif status not in _NOT_RUN and status != "passed":
                 # fail closed: a status we do not know is never silently a pass or a skip
                 raise ReportError(f"{tool} report has an unknown test status {status!r} in {suite_file}")
-            tests.append(TestCase(_test_name(test), "skipped" if status in _NOT_RUN else status))
+            tests.append(TestCase(_test_name(test), "skipped" if status in _NOT_RUN else status, suite_file))
         if suite.get("status") == "failed" and not any(t["status"] == "failed" for t in assertions):
             failures.append(_suite_failure(suite_file, suite.get("message") or "", roots))
-            tests.append(TestCase(suite_file, "load_error"))
+            tests.append(TestCase(suite_file, "load_error", suite_file))
     return failure_report(tool, tests, failures)
 
 

@@ -56,9 +56,10 @@ def parse_junit_xml(text: str, roots: Roots = ()) -> ParsedReport:
             failures.append(_failure(case, problem, roots))
             # pytest reports a test module that failed to import as a testcase with this error.
             collection = problem.tag == "error" and problem.get("message") == "collection failure"
-            tests.append(TestCase(_name(case), "load_error" if collection else "failed"))
+            tests.append(TestCase(_name(case), "load_error" if collection else "failed", _declared_file(case, roots)))
         else:
-            tests.append(TestCase(_name(case), "skipped" if case.find("skipped") is not None else "passed"))
+            tests.append(TestCase(_name(case), "skipped" if case.find("skipped") is not None else "passed",
+                                  _declared_file(case, roots)))
     return failure_report("junit", tests, failures)
 
 
@@ -97,6 +98,10 @@ def _pytest_id(case: ET.Element) -> str | None:
 def _error_lines(stack: str) -> str:
     """pytest's ``E   …`` lines: the error itself, without the traceback around it."""
     return "\n".join(ln[1:].strip() for ln in stack.splitlines() if ln.startswith("E "))
+
+
+def _declared_file(case: ET.Element, roots: Roots) -> str:
+    return _declared_location(case, roots)[0]
 
 
 def _declared_location(case: ET.Element, roots: Roots) -> tuple[str, int | None]:

@@ -107,7 +107,8 @@ def _scan(lines: list[str]) -> _Scan:
             if short := _SHORT.match(line):
                 scan.short.append(short)
         elif verbose := _VERBOSE.match(line):
-            scan.verbose.append(TestCase(verbose["nodeid"], _VERBOSE_STATUS[verbose["status"]]))
+            scan.verbose.append(TestCase(verbose["nodeid"], _VERBOSE_STATUS[verbose["status"]],
+                                         _node_file(verbose["nodeid"])))
             scan.recognised = True
         elif progress := _PROGRESS.match(line):
             scan.progress.append((progress["file"] or "", progress["marks"]))
@@ -168,13 +169,20 @@ def _nodeid(name: str, nodeids: list[str], file: str | None) -> str:
     return f"{file}{suffix}"
 
 
+def _node_file(nodeid: str) -> str | None:
+    """The test file of a pytest node id (``tests/test_a.py::test_b``); None for a placeholder name."""
+    path = nodeid.split("::")[0]
+    return path if path.endswith(".py") else None
+
+
 def _last_line(lines: list[str]) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "the test failed")
 
 
 def _tests(scan: _Scan, failures: list[TestFailure]) -> list[TestCase]:
     collection = {f.test for f in failures if f.test.endswith(".py")}
-    tests = [TestCase(f.test, "load_error" if f.test in collection else "failed") for f in failures]
+    tests = [TestCase(f.test, "load_error" if f.test in collection else "failed", _node_file(f.test))
+             for f in failures]
     if scan.verbose:
         failed = {f.test for f in failures}
         return tests + [case for case in scan.verbose if case.name not in failed]

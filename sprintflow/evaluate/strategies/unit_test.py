@@ -54,8 +54,10 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
         """Plant the canaries in the test files (unless the baseline showed none of them runs), then run."""
         spec, command = self.report_spec(run.workspace), self.command() or ""
         runner = runner_of(spec.format if spec else None, command)
-        expected = run.reference is None or bool(run.reference.canaries)
-        canary = plant(run.workspace, runner) if runner and expected else None
+        reference = run.reference
+        expected = reference is None or bool(reference.canaries or reference.files)
+        canary = plant(run.workspace, runner, collected=reference.files if reference else ()) \
+            if runner and expected else None
         judged = super().judge(dataclasses.replace(run, planted=canary))
         return dataclasses.replace(judged, planted=canary.paths) if canary else judged
 
