@@ -235,19 +235,34 @@ def run_engine(command: str, prompt: str, *, cwd: Path | str, timeout: float = D
 
 
 _SHELL_REFUSED = re.compile(r"not found|No such file or directory|Permission denied|cannot execute", re.IGNORECASE)
+_SCRIPT_UNOPENED = {
+    # An interpreter that could not open the script it was given, in its own words and with its own code.
+    2: re.compile(r"^\S*python[\d.]*: can't open file .+: \[Errno \d+\]"       # python3 engine.py
+                  r"|^\S*sh: \d+: cannot open .+: (No such file|Permission denied)", re.MULTILINE),  # sh engine.sh
+    1: re.compile(r"^Error: Cannot find module '[^']+'\n(?:\s+at .+\n)*.*\n?\s*code: 'MODULE_NOT_FOUND',\n"
+                  r"\s*requireStack: \[\]", re.MULTILINE),                         # node engine.js: the entry itself
+}
 
 
 def _shell_could_not_run(exit_code: int, stderr: str) -> bool:
     """The shell's own codes for a command it could not run (127 not found, 126 not executable), said
-    on its last line of stderr: no engine read the prompt, so no iteration was spent on it.
+    on its last line of stderr, or an interpreter that could not open its script: no engine read the
+    prompt, so no iteration was spent on it.
 
     Example:
         >>> _shell_could_not_run(127, "sh: 1: claud: not found")
         True
         >>> _shell_could_not_run(1, "sh: 1: claud: not found")
         False
+        >>> _shell_could_not_run(2, "/usr/bin/python3: can't open file '/w/e.py': [Errno 2] No such file or directory")
+        True
+        >>> _shell_could_not_run(2, "engine: error: unrecognized arguments: --fast")
+        False
     """
-    return exit_code in (126, 127) and bool(_SHELL_REFUSED.search(_last_line(stderr)))
+    if exit_code in (126, 127):
+        return bool(_SHELL_REFUSED.search(_last_line(stderr)))
+    pattern = _SCRIPT_UNOPENED.get(exit_code)
+    return pattern is not None and bool(pattern.search(stderr.replace("\r\n", "\n")))
 
 
 def _usage(parsed: dict[str, Any]) -> dict[str, Any]:

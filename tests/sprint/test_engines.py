@@ -158,6 +158,22 @@ def test_a_file_that_is_not_executable_could_not_start(tmp_path):
     assert not reply.ok and reply.exit_code == 126 and reply.could_not_start
 
 
+@pytest.mark.parametrize("interpreter", ["python3", "sh", "node"])
+def test_an_interpreter_that_cannot_open_the_engines_script_could_not_start(tmp_path, interpreter):
+    reply = run_engine(f"{interpreter} {tmp_path}/moved-away/engine", "prompt", cwd=tmp_path, timeout=10)
+    assert not reply.ok and reply.could_not_start and reply.exit_code in (1, 2)
+    assert "could not start" in reply.reason
+
+
+def test_an_engine_script_that_itself_exits_2_or_misses_a_module_ran(tmp_path):
+    usage = script(tmp_path, "usage.py", "import argparse\nargparse.ArgumentParser().parse_args()\n")
+    reply = run_engine(f"python3 {usage.split()[-1]} --fast", "prompt", cwd=tmp_path, timeout=10)
+    assert not reply.ok and reply.exit_code == 2 and not reply.could_not_start
+    (tmp_path / "engine.js").write_text("require('no-such-package-xyz');\n")
+    reply = run_engine(f"node {tmp_path}/engine.js", "prompt", cwd=tmp_path, timeout=10)
+    assert not reply.ok and reply.exit_code == 1 and not reply.could_not_start
+
+
 def test_an_engine_that_itself_exits_127_ran(tmp_path):
     reply = run_engine("cat >/dev/null; echo 'model said no' >&2; exit 127", "prompt", cwd=tmp_path, timeout=10)
     assert not reply.ok and reply.exit_code == 127 and not reply.could_not_start
