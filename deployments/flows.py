@@ -22,7 +22,6 @@ and ``sprintflow serve`` serves the same deployments from one process.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -59,6 +58,7 @@ from sprintflow.runs import (
 )
 from sprintflow.schemas import ExecutorConfig
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
+from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.contracts import load_contracts
 from sprintflow.sprint.engines import resolve_engine
 from sprintflow.tasks.workspace import checkout
@@ -81,7 +81,7 @@ __all__ = [
     "task_runner_for",
 ]
 
-TASK_RUNNER_ENV = "SPRINTFLOW_TASK_RUNNER"
+TASK_RUNNER_ENV = Settings.variable("task_runner")
 
 ExecutorKind = Literal["auto", "docker", "local"]
 EXECUTOR_HELP = ("Where strategy commands run: docker, or local (on the worker's host, without isolation). "
@@ -228,7 +228,7 @@ def deployment_executor(kind: str | None, config: ExecutorConfig) -> str:
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:
     """The task runner for the evaluate fan-out: ``threads`` (Prefect's default) or ``dask``."""
-    kind = kind or os.environ.get(TASK_RUNNER_ENV) or "threads"
+    kind = kind or get_settings().task_runner or "threads"
     if kind == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
 

@@ -38,7 +38,8 @@ from typing import IO
 from sprintflow.errors import InfrastructureError
 from sprintflow.io.files import atomic_write_text, file_lock
 from sprintflow.io.process import Child, spawn, stop_group, stop_process
-from sprintflow.settings import answers, configured_api_url, local_api_url, reachable
+from sprintflow.prefect_api import answers, configured_api_url, local_api_url, reachable
+from sprintflow.settings import DEFAULT_PORT, get_settings
 
 __all__ = [
     "DEFAULT_PORT",
@@ -58,7 +59,6 @@ __all__ = [
 ]
 
 READY_TIMEOUT_S = 120
-DEFAULT_PORT = 4200
 RECORD_FILE = "sprintflow-server.json"
 LOG_FILE = "sprintflow-server.log"
 LOCK_FILE = "sprintflow-server.lock"
@@ -221,7 +221,7 @@ def use_api(api_url: str) -> None:
 
 def _start_background(home: Path) -> BackgroundServer:
     host = "127.0.0.1"
-    wanted = int(os.environ.get("SPRINTFLOW_SERVER_PORT") or DEFAULT_PORT)
+    wanted = get_settings().server_port
     port = wanted if _port_free(host, wanted) else _free_port(host)
     log_path = home / LOG_FILE
     with log_path.open("ab") as log:

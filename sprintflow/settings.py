@@ -1,104 +1,144 @@
-"""Process-wide settings from the environment, and where a Prefect API is configured.
+"""Every ``SPRINTFLOW_*`` setting, in one model: read from the environment, grouped by area.
 
-Imported by every layer (the judge's home, the history), so it imports nothing of sprintflow's:
-which server a command uses is :func:`sprintflow.server.ensure_prefect_api`'s to decide.
+Imported by every layer (the judge's home, the history, the server's port), so it imports nothing
+of sprintflow's but the errors. ``sprintflow settings`` lists them with their values; nothing else
+reads these variables from the environment. The variables sprintflow itself sets for the processes
+it starts (``SPRINTFLOW_ROLE``, ``SPRINTFLOW_ITERATION`` … for an engine) are what those processes
+are told, not settings.
+
+Example:
+    >>> Settings.of({"SPRINTFLOW_ENGINE": "claude", "SPRINTFLOW_SERVER_PORT": "4300"}).server_port
+    4300
+    >>> Settings.of({"SPRINTFLOW_HISTORY": ""}).history is None   # set to nothing: unset
+    True
+    >>> [name for name, _ in Settings.groups()]
+    ['engines', 'storage', 'server']
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
-import urllib.error
-import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal
 
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "answers", "configured_api_url", "get_settings", "local_api_url",
-           "prefect_api_configured", "reachable"]
+from sprintflow.errors import ConfigError
 
-def local_api_url() -> str:
-    """Where a local server would answer: 127.0.0.1 on ``SPRINTFLOW_SERVER_PORT`` (default 4200),
-    the port the background server takes when it is free.
+__all__ = ["DEFAULT_PORT", "ENV_PREFIX", "ROLES", "Settings", "get_settings"]
 
-    Example:
-        >>> local_api_url()
-        'http://127.0.0.1:4200/api'
-    """
-    return f"http://127.0.0.1:{os.environ.get('SPRINTFLOW_SERVER_PORT') or 4200}/api"
+ENV_PREFIX = "SPRINTFLOW_"
+DEFAULT_PORT = 4200
+ROLES = ("planner", "generator", "evaluator", "tester", "scorer")
+"""The roles an engine can play; each has a ``SPRINTFLOW_<ROLE>_ENGINE`` of its own."""
+
+
+def _in(group: str) -> Any:
+    return {"group": group}
 
 
 class Settings(BaseSettings):
-    """``SPRINTFLOW_*`` environment variables read as settings.
+    """``SPRINTFLOW_<NAME>`` for each field (``server_port`` is ``SPRINTFLOW_SERVER_PORT``)."""
 
-    Engine variables (``SPRINTFLOW_ENGINE``, ``SPRINTFLOW_<ROLE>_ENGINE``) are resolved
-    per role by ``sprintflow.sprint.engines.resolve_engine``, with the flags and config.
-    """
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
-    # A variable set to nothing (``SPRINTFLOW_HISTORY=``, a common way to "unset" one for a command) is
-    # not there: read as a path it would be the current directory, and the history would land in it.
-    model_config = SettingsConfigDict(env_prefix="SPRINTFLOW_", env_ignore_empty=True)
+    engine: str | None = Field(None, json_schema_extra=_in("engines"), description=(
+        "The engine command (or preset: claude, codex, gemini …) of every role without one of its own; "
+        "not the tester's, which only its own variable or engines.tester switches on."))
+    planner_engine: str | None = Field(None, json_schema_extra=_in("engines"),
+                                       description="The planner's engine (sprintflow plan).")
+    generator_engine: str | None = Field(None, json_schema_extra=_in("engines"),
+                                         description="The generator's engine (sprintflow run).")
+    evaluator_engine: str | None = Field(None, json_schema_extra=_in("engines"),
+                                         description="The engine that judges manual criteria.")
+    tester_engine: str | None = Field(None, json_schema_extra=_in("engines"),
+                                      description="The tester's engine: setting it switches the tester on.")
+    scorer_engine: str | None = Field(None, json_schema_extra=_in("engines"),
+                                      description="The engine sprintflow score scores skills with.")
 
-    history: Path | None = None
-    """Where history rows go; default ``<workspace>/.sprintflow/history``."""
-    judge_home: Path | None = None
-    """The judge's own store (pinned baselines, judged trees, evaluation layers), outside every
-    workspace and hidden from every contained command; default ``~/.cache/sprintflow/judge``."""
+    history: Path | None = Field(None, json_schema_extra=_in("storage"), description=(
+        "Where history rows go (a folder several workspaces can share); default <workspace>/.sprintflow/history."))
+    judge_home: Path | None = Field(None, json_schema_extra=_in("storage"), description=(
+        "The judge's own store (pinned baselines, judged trees, evaluation layers), outside every workspace "
+        "and hidden from every contained command; default ~/.cache/sprintflow/judge."))
+    checkouts: Path | None = Field(None, json_schema_extra=_in("storage"), description=(
+        "Where the git workspaces deployments name are cloned; default ~/.cache/sprintflow/checkouts."))
+    sandbox_cache: Path | None = Field(None, json_schema_extra=_in("storage"), description=(
+        "Where downloaded runtimes and the sandbox's bookkeeping live; default ~/.cache/sprintflow/sandbox."))
+
+    server_port: int = Field(DEFAULT_PORT, ge=1, le=65535, json_schema_extra=_in("server"), description=(
+        "The port of the background Prefect server sprintflow starts, when it is free."))
+    root: Path | None = Field(None, json_schema_extra=_in("server"), description=(
+        "The folder a deployment's runs start in (prefect.yaml's {{ $SPRINTFLOW_ROOT }}); "
+        "sprintflow serve sets it to the folder it started in."))
+    task_runner: Literal["threads", "dask"] | None = Field(None, json_schema_extra=_in("server"), description=(
+        "The task runner of a deployment's evaluation fan-out when its form names none; default threads."))
+
+    @field_validator("history", "judge_home", "checkouts", "sandbox_cache", "root", "task_runner", mode="before")
+    @classmethod
+    def _nothing_is_unset(cls, value: Any) -> Any:
+        # A variable set to nothing (``SPRINTFLOW_HISTORY=``, a common way to "unset" one for a command) is
+        # not there: read as a path it would be the current folder, and the history would land in it. An
+        # engine set to nothing stays "": resolving it says so (:func:`sprintflow.sprint.engines.resolve_engine`).
+        return None if value == "" else value
+
+    @field_validator("server_port", mode="before")
+    @classmethod
+    def _default_port(cls, value: Any) -> Any:
+        return DEFAULT_PORT if value == "" else value
 
     @property
     def judge_home_path(self) -> Path:
         return (self.judge_home or Path.home() / ".cache" / "sprintflow" / "judge").resolve()
 
+    def engine_of(self, role: str) -> tuple[str, str | None]:
+        """The variable that names ``role``'s engine and its value: the role's own, else ``SPRINTFLOW_ENGINE``."""
+        own = getattr(self, f"{role}_engine") if role in ROLES else None
+        if own is not None:
+            return f"{ENV_PREFIX}{role.upper()}_ENGINE", own
+        return f"{ENV_PREFIX}ENGINE", self.engine
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> Settings:
+        """The settings ``environ`` gives (that mapping alone, not the process's environment).
+
+        Raises:
+            ConfigError: a value is not what its setting takes, naming the variable.
+        """
+        values = {name: environ[cls.variable(name)] for name in cls.model_fields if cls.variable(name) in environ}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    @classmethod
+    def variable(cls, name: str) -> str:
+        return f"{ENV_PREFIX}{name.upper()}"
+
+    @classmethod
+    def groups(cls) -> list[tuple[str, list[str]]]:
+        """The fields by area, in declaration order."""
+        found: dict[str, list[str]] = {}
+        for name, field in cls.model_fields.items():
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            found.setdefault(str(extra.get("group", "other")), []).append(name)
+        return list(found.items())
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        problems.append(f"{Settings.variable(name)}={error.get('input')!r}: {error['msg']}")
+    return ConfigError("; ".join(problems))
+
 
 def get_settings() -> Settings:
-    return Settings()
+    """The settings of this process's environment.
 
-
-def _health(url: str, timeout: float) -> int | None:
-    """The HTTP status of ``url``'s health check; None when nothing answers there."""
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:  # a server that wants a key answers 401: it is there
-        return error.code
-    except (OSError, ValueError):
-        return None
-
-
-def answers(url: str, timeout: float = 0.5) -> bool:
-    return _health(url, timeout) == 200
-
-
-def reachable(url: str, timeout: float = 5) -> bool:
-    return _health(url, timeout) is not None
-
-
-def prefect_api_configured() -> bool:
-    """True when a Prefect server is configured: ``PREFECT_API_URL`` in the environment or active profile.
-
-    Read without importing Prefect, which alone takes about a second. Commands
-    whose plain path needs no server (plan, score, report) run as flows by
-    default only when this is true.
-
-    Example:
-        >>> os.environ["PREFECT_API_URL"] = "http://127.0.0.1:4200/api"; prefect_api_configured()
-        True
-        >>> del os.environ["PREFECT_API_URL"]
+    Raises:
+        ConfigError: a ``SPRINTFLOW_*`` variable's value is not what its setting takes, naming it.
     """
-    return configured_api_url() is not None
-
-
-def configured_api_url() -> str | None:
-    """``PREFECT_API_URL`` from the environment, else from the active Prefect profile, else None."""
-    if os.environ.get("PREFECT_API_URL"):
-        return os.environ["PREFECT_API_URL"]
-    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
-    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
-    try:
-        data = tomllib.loads(profiles.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None
-    active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
-    profile = (data.get("profiles") or {}).get(active) or {}
-    url = profile.get("PREFECT_API_URL") if isinstance(profile, dict) else None
-    return url if isinstance(url, str) and url else None
+    return Settings.of(os.environ)

@@ -41,6 +41,7 @@ COMMANDS = {
     "serve": "sprintflow.cli.serve:serve",
     "server": "sprintflow.cli.server:server",
     "worker": "sprintflow.cli.worker:worker",
+    "settings": "sprintflow.cli.settings:settings",
 }
 
 

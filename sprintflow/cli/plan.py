@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.settings import prefect_api_configured
+from sprintflow.prefect_api import prefect_api_configured
 
 __all__ = ["plan"]
 

@@ -66,6 +66,7 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
 
     from sprintflow.server import ensure_docker_host_limit
     from sprintflow.serving import apply_automations, claim_names, runner_deployments
+    from sprintflow.settings import get_settings
 
     deployments = runner_deployments(config, only)
     for name in claim_names(deployments, replace):
@@ -78,7 +79,7 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     name, slots = ensure_docker_host_limit(docker_slots)
     settings = get_current_settings()
     click.echo(f"sprintflow: serving {', '.join(d.name for d in deployments)} on {settings.api.url} "
-               f"(UI {settings.ui_url}); runs start in {os.environ['SPRINTFLOW_ROOT']}; "
+               f"(UI {settings.ui_url}); runs start in {get_settings().root}; "
                f"limit {name} = {slots} container(s); automations: {', '.join(automations) or 'none'}",
                err=True)
     _warn_without_docker()

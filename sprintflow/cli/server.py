@@ -159,8 +159,8 @@ def status() -> None:
     \b
     Exit codes: 0 a background server runs, 1 none runs.
     """
+    from sprintflow.prefect_api import answers, configured_api_url, local_api_url
     from sprintflow.server import found_server
-    from sprintflow.settings import answers, configured_api_url, local_api_url
 
     running = background_server()
     configured, local = configured_api_url(), local_api_url()

@@ -9,23 +9,23 @@ over: nothing an agent left in the last run's tree, its ``.git/`` included, surv
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
 from pathlib import Path
 
+from sprintflow.settings import Settings, get_settings
+
 from .git import git, git_remote
 
 __all__ = ["CHECKOUTS_ENV", "checkout_folder", "checkouts_root", "update_checkout"]
 
-CHECKOUTS_ENV = "SPRINTFLOW_CHECKOUTS"
+CHECKOUTS_ENV = Settings.variable("checkouts")
 """Where git workspaces are cloned (default ``~/.cache/sprintflow/checkouts``)."""
 
 
 def checkouts_root() -> Path:
-    configured = os.environ.get(CHECKOUTS_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "checkouts"
+    return get_settings().checkouts or Path.home() / ".cache" / "sprintflow" / "checkouts"
 
 
 def checkout_folder(url: str) -> Path:

@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from sprintflow.io.files import atomic_write, atomic_write_text, file_lock
+from sprintflow.settings import Settings, get_settings
 
 from .runtimes import RuntimeUnavailable
 
@@ -41,7 +42,7 @@ __all__ = [
     "unpacked_package",
 ]
 
-SANDBOX_CACHE_ENV = "SPRINTFLOW_SANDBOX_CACHE"
+SANDBOX_CACHE_ENV = Settings.variable("sandbox_cache")
 """Where downloaded runtimes and the sandbox bookkeeping live (default ``~/.cache/sprintflow/sandbox``)."""
 
 _VERSIONS_TTL_S = 24 * 3600
@@ -49,8 +50,7 @@ _ABBREVIATED = "application/vnd.npm.install-v1+json"
 
 
 def sandbox_cache() -> Path:
-    configured = os.environ.get(SANDBOX_CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "sprintflow" / "sandbox"
+    return get_settings().sandbox_cache or Path.home() / ".cache" / "sprintflow" / "sandbox"
 
 
 def registry_url() -> str:

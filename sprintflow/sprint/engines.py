@@ -28,6 +28,7 @@ from typing import Any
 from sprintflow.errors import ConfigError
 from sprintflow.io.documents import loads_json, shallow
 from sprintflow.io.process import Containment, run_command
+from sprintflow.settings import Settings, get_settings
 
 __all__ = [
     "DEFAULT_ENGINE_TIMEOUT",
@@ -131,7 +132,8 @@ def engine_label(command: str, *, labels: Mapping[str, str] | None = None, works
 
 
 def resolve_engine(role: str, explicit: str | None = None, config: Any = None,
-                   environ: Mapping[str, str] | None = None, flag: str = "--engine") -> str:
+                   environ: Mapping[str, str] | None = None, flag: str = "--engine",
+                   settings: Settings | None = None) -> str:
     """The command line ``role`` runs, by precedence: flag, role env, global env, config.
 
     ``config`` is the project's ``EngineConfig`` (or a mapping of role to command);
@@ -148,13 +150,9 @@ def resolve_engine(role: str, explicit: str | None = None, config: Any = None,
     """
     if not _ROLE.match(role):
         raise ValueError(f"invalid engine role {role!r}")
-    env = os.environ if environ is None else environ
-    candidates = [
-        (flag, explicit),
-        (f"SPRINTFLOW_{role.upper()}_ENGINE", env.get(f"SPRINTFLOW_{role.upper()}_ENGINE")),
-        ("SPRINTFLOW_ENGINE", env.get("SPRINTFLOW_ENGINE")),
-        (f"engines.{role}", _config_engine(config, role)),
-    ]
+    if settings is None:
+        settings = get_settings() if environ is None else Settings.of(environ)
+    candidates = [(flag, explicit), settings.engine_of(role), (f"engines.{role}", _config_engine(config, role))]
     for source, value in candidates:
         if value is None:
             continue

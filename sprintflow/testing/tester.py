@@ -23,7 +23,6 @@ One tester step (:func:`run_tester_step`):
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
@@ -45,6 +44,7 @@ from sprintflow.judge.tree import JudgedTree, WorkspaceStore, remove_tree
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.testrun import TestRun
+from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
 from sprintflow.sprint.guard import Snapshot, outside_scope
 from sprintflow.testing.bugs import sync_bugs
@@ -113,10 +113,9 @@ def tester_engine(project: ProjectConfig, environ: Mapping[str, str] | None = No
         >>> tester_engine(ProjectConfig(), {"SPRINTFLOW_ENGINE": "claude"}) is None
         True
     """
-    env = dict(os.environ if environ is None else environ)
-    env.pop("SPRINTFLOW_ENGINE", None)
+    settings = get_settings() if environ is None else Settings.of(environ)
     try:
-        return resolve_engine("tester", config=project.engines, environ=env)
+        return resolve_engine("tester", config=project.engines, settings=settings.model_copy(update={"engine": None}))
     except ConfigError:
         return None
 
