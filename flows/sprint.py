@@ -42,6 +42,7 @@ from sprintflow.runs import (
     verdict_state,
 )
 from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, SprintContract
+from sprintflow.schemas.journal import IterationJournal, TesterJournal
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
 from sprintflow.sprint.engines import engine_label, resolve_engine
@@ -112,7 +113,7 @@ class _Sprint:
         return tuple(str(self.workspace / rel) for rel in self.secret() if (self.workspace / rel).exists())
 
 
-def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict:
+def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> IterationJournal:
     """The generator step of one iteration, judged; its journal entry marks it done."""
     workspace, project = sprint.workspace, sprint.project
     previous = load_eval(workspace, contract.contract_id, iteration - 1)
@@ -120,34 +121,36 @@ def _generate(sprint: _Sprint, contract: SprintContract, iteration: int) -> dict
     prompt = generator_prompt(contract, iteration, previous)
     entry = generate_task(workspace, contract.contract_id, iteration, sprint.engine, prompt, project.engines.timeout,
                           sprint.hidden(), judge.discarded())
-    if entry.get("couldNotStart"):
+    if entry.could_not_start:
         return entry  # not journaled: the step never ran, so it runs when the sprint runs next
-    entry["prompt"] = prompt[:RAW_KEPT]  # the transcript the report's drill-down shows (masked there)
-    entry["change"] = judge.judge_step().to_dict()
-    entry.update(pinId=sprint.pin.baseline.pin_id, contractRevision=contract.revision())
+    entry.prompt = prompt[:RAW_KEPT]  # the transcript the report's drill-down shows (masked there)
+    entry.change = judge.judge_step()
+    entry.pin_id, entry.contract_revision = sprint.pin.baseline.pin_id, contract.revision()
     if project.sprint.branch_pattern:
-        entry["commit"] = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration,
+        entry.commit = commit_iteration(workspace, project.sprint.branch_pattern, contract, iteration,
                                            hide=sprint.secret()[1:])
     write_journal(workspace, contract.contract_id, iteration, entry)
     return entry
 
 
-def _test(sprint: _Sprint, contract: SprintContract, iteration: int, entry: dict) -> tuple[list[str], list[str]]:
+def _test(sprint: _Sprint, contract: SprintContract, iteration: int,
+          entry: IterationJournal) -> tuple[list[str], list[str]]:
     """The tester step after the generator's, journaled under "tester" (``started`` first, so a
     step cut off is resumed); its tests run on the judged tree. Returns its blocking issues and notes."""
     workspace, project, cid = sprint.workspace, sprint.project, contract.contract_id
-    previous = (read_journal(workspace, cid, iteration - 1) or {}).get("tester")
-    current = entry.get("tester")
-    if current is None or current["status"] != "finished":
+    last = read_journal(workspace, cid, iteration - 1)
+    previous = last.tester if last else None
+    current = entry.tester
+    if current is None or current.status != "finished":
         mode = next_mode(current, previous)
-        run_id = current["runId"] if current else new_tester_run_id(workspace)
-        entry["tester"] = {"status": "started", "mode": mode, "runId": run_id}
+        run_id = current.run_id if current else new_tester_run_id(workspace)
+        entry.tester = TesterJournal(status="started", mode=mode, run_id=run_id)
         write_journal(workspace, cid, iteration, entry)
-        entry["tester"] = tester_task(workspace, contract, iteration, project, mode, sprint.tester or "",
-                                      sprint.executor, run_id, previous["runId"] if previous else None,
-                                      sprint.judge(contract))
+        current = entry.tester = tester_task(workspace, contract, iteration, project, mode, sprint.tester or "",
+                                             sprint.executor, run_id, previous.run_id if previous else None,
+                                             sprint.judge(contract))
         write_journal(workspace, cid, iteration, entry)
-    return tester_findings(entry["tester"], previous, evaluator_runs_tests(project))
+    return tester_findings(current, previous, evaluator_runs_tests(project))
 
 
 def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iterations: int) -> ContractStatus | str:
@@ -179,8 +182,8 @@ def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iteratio
             result = None  # the environment was to blame last time: judge the same generator step again
         if result is None:
             entry = entry or _generate(sprint, contract, iteration)
-            if entry.get("couldNotStart"):
-                return f"the generator {entry['reason']}"  # no verdict on the code: the iteration is not spent
+            if entry.could_not_start:
+                return f"the generator {entry.reason}"  # no verdict on the code: the iteration is not spent
             result, blocker = _judge_iteration(sprint, path, contract, iteration, entry)
             if blocker:
                 return blocker
@@ -189,9 +192,9 @@ def _iterate(sprint: _Sprint, path: Path, contract: SprintContract, max_iteratio
         write_contract(path, contract)
 
 
-def _trusted_entry(entry: dict | None, contract: SprintContract) -> dict | None:
+def _trusted_entry(entry: IterationJournal | None, contract: SprintContract) -> IterationJournal | None:
     """A finished generator step for this revision of the contract (a changed contract asks for a new one)."""
-    if entry is None or entry.get("contractRevision") != contract.revision():
+    if entry is None or entry.contract_revision != contract.revision():
         return None
     return entry
 
@@ -219,7 +222,7 @@ def _reference(sprint: _Sprint, path: Path, contract: SprintContract) -> None:
 
 
 def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iteration: int,
-                     entry: dict) -> tuple[EvalResult | None, str | None]:
+                     entry: IterationJournal) -> tuple[EvalResult | None, str | None]:
     """The tester's step (when there is a tester), then the evaluation of the judged tree; and the
     environment's blocker, if it is to blame."""
     blocking, notes = generator_findings(entry)
@@ -234,9 +237,10 @@ def _judge_iteration(sprint: _Sprint, path: Path, contract: SprintContract, iter
         result = run_flow(evaluate_flow, str(sprint.workspace), str(path), executor=sprint.executor,
                           iteration=iteration, blocking_issues=blocking, notes=notes,
                           usage=generator_usage(entry, sprint.label or sprint.engine), config=sprint.project.to_dict(),
-                          tree=tree.to_dict(), suppressions=(entry.get("change") or {}).get("suppressions", []),
+                          tree=tree.to_dict(), suppressions=[s.to_dict() for s in entry.change.suppressions],
                           references=str(sprint.references(contract)),
-                          tester_mutation=(entry.get("tester") or {}).get("mutation"),
+                          tester_mutation=entry.tester.mutation.to_dict() if entry.tester and entry.tester.mutation
+                          else None,
                           touched=touched_files(entry))
         return result, environment_blocker(result, tree.root)
     finally:

@@ -9,28 +9,28 @@ from typing import Any
 from sprintflow.evaluate.environment import DeclaredDependencies
 from sprintflow.evaluate.feedback import strategy_environment_failure
 from sprintflow.schemas import EvalResult, Outcome
-from sprintflow.schemas.journal import JudgedChange
+from sprintflow.schemas.journal import IterationJournal
 
 __all__ = ["environment_blocker", "generator_findings", "generator_usage", "touched_files"]
 
 
-def generator_usage(entry: dict[str, Any], engine: str) -> dict[str, Any]:
+def generator_usage(entry: IterationJournal, engine: str) -> dict[str, Any]:
     """What the generator step cost, for the history rows."""
-    tokens = [entry.get("inputTokens"), entry.get("outputTokens")]
-    return {"engine": engine, "cost": entry.get("costUsd"),
+    tokens = [entry.input_tokens, entry.output_tokens]
+    return {"engine": engine, "cost": entry.cost_usd,
             "tokens": sum(t for t in tokens if t is not None) if any(t is not None for t in tokens) else None}
 
 
-def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+def generator_findings(entry: IterationJournal) -> tuple[list[str], list[str]]:
     """Blocking issues and notes for the evaluation, from the generator step's journal entry."""
-    change = JudgedChange.model_validate(entry.get("change") or {})
+    change = entry.change
     blocking = []
-    if not entry["ok"]:
-        blocking.append(f"The generator step failed: {entry['reason']}. Its output is kept in the iteration's "
+    if not entry.ok:
+        blocking.append(f"The generator step failed: {entry.reason}. Its output is kept in the iteration's "
                         "journal.")
-    if entry.get("hiddenWrites"):
+    if entry.hidden_writes:
         blocking.append("The generator wrote into files hidden from it (held-out evals, the tester's tests, "
-                        "sprintflow's state), which were thrown away: " + ", ".join(entry["hiddenWrites"][:20]))
+                        "sprintflow's state), which were thrown away: " + ", ".join(entry.hidden_writes[:20]))
     if change.critical:
         blocking.append("Part of the generator's change reaches what judges the code, so it is not judged and was "
                         "undone in the workspace: " + "; ".join(change.critical[:20])
@@ -43,21 +43,21 @@ def generator_findings(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
     notes += [f"{rel} decides how the code is judged (configuration or an existing test); the contract lets the "
               f"generator change it, so the change is judged. Review it:\n{diff}"
               for rel, diff in change.reviewed.items()]
-    if entry.get("uncontained"):
-        notes.append(f"The generator ran uncontained ({entry['uncontained']}): it could read the held-out files, "
+    if entry.uncontained:
+        notes.append(f"The generator ran uncontained ({entry.uncontained}): it could read the held-out files, "
                      "write outside the workspace and leave processes behind.")
     return blocking, notes
 
 
-def touched_files(entry: dict[str, Any]) -> list[str]:
+def touched_files(entry: IterationJournal) -> list[str]:
     """The files the generator's judged change touched, from its journal entry (``src/a.py (modified)``).
 
     Example:
-        >>> touched_files({"change": {"admitted": ["src/a.py (modified)", "b c.py (created)"]}})
+        >>> entry = {"ok": True, "change": {"admitted": ["src/a.py (modified)", "b c.py (created)"]}}
+        >>> touched_files(IterationJournal.model_validate(entry))
         ['src/a.py', 'b c.py']
     """
-    change = JudgedChange.model_validate(entry.get("change") or {})
-    return [re.sub(r" \([^()]*\)$", "", admitted) for admitted in change.admitted]
+    return [re.sub(r" \([^()]*\)$", "", admitted) for admitted in entry.change.admitted]
 
 
 def environment_blocker(result: EvalResult, workspace: Path) -> str | None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
+from sprintflow.schemas.journal import IterationJournal
 
 from .engines import engine_env, run_engine
 
@@ -16,7 +16,7 @@ RAW_KEPT = 20_000
 
 
 def generate(workspace: Path, contract_id: str, iteration: int, engine: str, prompt: str, timeout: float,
-             hidden: tuple[str, ...] = (), discarded: tuple[str, ...] = ()) -> dict[str, Any]:
+             hidden: tuple[str, ...] = (), discarded: tuple[str, ...] = ()) -> IterationJournal:
     """Run the generator engine once; returns the iteration journal's entry for the step.
 
     The engine runs contained (:mod:`~sprintflow.io.containment`): the workspace is all it
@@ -30,12 +30,12 @@ def generate(workspace: Path, contract_id: str, iteration: int, engine: str, pro
     contain = Containment(binds=(Bind(str(workspace), str(workspace), writable=True),), hide=hidden,
                           discard=discarded)
     reply = run_engine(engine, prompt, cwd=workspace, timeout=timeout, env=env, contain=contain)
-    return {"ok": reply.ok, "reason": reply.reason, "exitCode": reply.exit_code, "couldNotStart": reply.could_not_start,
-            "durationMs": round(reply.duration_s * 1000),
-            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens, "costUsd": reply.cost_usd,
-            "raw": reply.raw[-RAW_KEPT:], "stderr": reply.stderr[-RAW_KEPT:],
-            "hiddenWrites": [_relative(path, workspace) for path in reply.hidden_writes],
-            "uncontained": containment_unavailable()}
+    return IterationJournal(ok=reply.ok, reason=reply.reason, exit_code=reply.exit_code,
+                            could_not_start=reply.could_not_start, duration_ms=round(reply.duration_s * 1000),
+                            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                            cost_usd=reply.cost_usd, raw=reply.raw[-RAW_KEPT:], stderr=reply.stderr[-RAW_KEPT:],
+                            hidden_writes=[_relative(path, workspace) for path in reply.hidden_writes],
+                            uncontained=containment_unavailable())
 
 
 def _relative(path: str, workspace: Path) -> str:

@@ -28,7 +28,7 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from sprintflow.errors import ConfigError, EngineUnavailable, InputError
 from sprintflow.evaluate.canary import runner_of
@@ -43,6 +43,7 @@ from sprintflow.io.process import CommandResult
 from sprintflow.judge.tree import JudgedTree, WorkspaceStore, remove_tree
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.evaluation import MutationResult
+from sprintflow.schemas.journal import EngineCall, TesterFailure, TesterJournal
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
@@ -149,7 +150,7 @@ def load_test_run(workspace: Path, run_id: str) -> TestRun | None:
     return TestRun.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def next_mode(current: Mapping[str, Any] | None, previous: Mapping[str, Any] | None) -> TesterMode:
+def next_mode(current: TesterJournal | None, previous: TesterJournal | None) -> TesterMode:
     """The mode of an iteration's tester step, from the journal entries of the tester steps.
 
     ``current`` is this iteration's entry (a ``started`` one means the step was
@@ -157,16 +158,15 @@ def next_mode(current: Mapping[str, Any] | None, previous: Mapping[str, Any] | N
     not finish is resumed too.
 
     Example:
-        >>> next_mode(None, None), next_mode(None, {"status": "finished", "engine": {"ok": True}})
+        >>> finished = TesterJournal(status="finished", mode="test", run_id="r", engine=EngineCall(ok=True))
+        >>> next_mode(None, None), next_mode(None, finished)
         ('test', 'retry')
     """
-    if current is not None and current.get("status") == "started":
+    if current is not None and current.status == "started":
         return "resume"
     if previous is None:
         return "test"
-    if previous.get("status") != "finished" or not previous.get("engine", {}).get("ok"):
-        return "resume"
-    return "retry"
+    return "retry" if previous.engine_finished else "resume"
 
 
 def tester_prompt(contract: SprintContract, mode: str, tests_dir: str,
@@ -275,22 +275,19 @@ class TesterStep:
     def run_id(self) -> str:
         return self.test_run.run_id
 
-    def journal(self) -> dict[str, Any]:
+    def journal(self) -> TesterJournal:
         """The step as the iteration journal records it (``status: finished``)."""
         run, engine = self.test_run, self.engine
-        return {
-            "status": "finished", "mode": self.mode, "runId": run.run_id,
-            "resultRef": f".sprintflow/runs/{run.run_id}/result.json",
-            "ok": run.ok, "crashed": run.crashed, "crashReason": run.crash_reason,
-            "summary": run.summary.model_dump(),
-            "failures": [{"test": f.test, "hint": f.hint} for f in run.failures[:MAX_FAILURES_KEPT]],
-            "restored": self.restored, "selfCheck": self.self_check,
-            "bugsOpened": self.bugs_opened, "bugsTransitioned": self.bugs_transitioned,
-            "mutation": self.mutation.to_dict() if self.mutation else None,
-            "engine": {"ok": engine.ok, "reason": engine.reason, "inputTokens": engine.input_tokens,
-                       "outputTokens": engine.output_tokens, "costUsd": engine.cost_usd,
-                       "durationMs": engine.duration_ms},
-        }
+        return TesterJournal(
+            status="finished", mode=self.mode, run_id=run.run_id,
+            result_ref=f".sprintflow/runs/{run.run_id}/result.json",
+            ok=run.ok, crashed=run.crashed, crash_reason=run.crash_reason, summary=run.summary.model_dump(),
+            failures=[TesterFailure(test=f.test, hint=f.hint) for f in run.failures[:MAX_FAILURES_KEPT]],
+            restored=self.restored, self_check=self.self_check, bugs_opened=self.bugs_opened,
+            bugs_transitioned=self.bugs_transitioned, mutation=self.mutation,
+            engine=EngineCall(ok=engine.ok, reason=engine.reason, input_tokens=engine.input_tokens,
+                              output_tokens=engine.output_tokens, cost_usd=engine.cost_usd,
+                              duration_ms=engine.duration_ms))
 
 
 def run_tester_step(workspace: Path, contract: SprintContract, project: ProjectConfig, mode: str,
@@ -545,7 +542,7 @@ def evaluator_runs_tests(project: ProjectConfig) -> bool:
                for s in project.strategies())
 
 
-def tester_findings(entry: Mapping[str, Any], previous: Mapping[str, Any] | None,
+def tester_findings(entry: TesterJournal, previous: TesterJournal | None,
                     evaluated: bool) -> tuple[list[str], list[str]]:
     """Blocking issues and notes for the evaluation, from a tester step's journal entry.
 
@@ -555,22 +552,21 @@ def tester_findings(entry: Mapping[str, Any], previous: Mapping[str, Any] | None
     first crash, a failed engine call, every self-check problem.
 
     Example:
-        >>> entry = {"restored": ["src/app.py"], "selfCheck": [], "engine": {"ok": True}, "crashed": False,
-        ...          "failures": []}
+        >>> entry = TesterJournal(status="finished", mode="test", run_id="r", restored=["src/app.py"],
+        ...                       engine=EngineCall(ok=True))
         >>> tester_findings(entry, None, evaluated=True)[0]
         ['The tester wrote outside its sandbox; restored: src/app.py']
     """
     blocking: list[str] = []
-    notes = [f"Tester self-check: {problem}" for problem in entry["selfCheck"]]
-    if entry["restored"]:
-        blocking.append("The tester wrote outside its sandbox; restored: " + ", ".join(entry["restored"][:20]))
-    if not entry["engine"]["ok"]:
-        notes.append(f"The tester engine failed ({entry['engine']['reason']}); the tests already "
-                     "written were run.")
-    if entry["crashed"]:
-        again = bool(previous and previous.get("crashed"))
-        message = f"The tester's test run {entry['runId']} crashed: {entry['crashReason']}"
+    notes = [f"Tester self-check: {problem}" for problem in entry.self_check]
+    if entry.restored:
+        blocking.append("The tester wrote outside its sandbox; restored: " + ", ".join(entry.restored[:20]))
+    if entry.engine is not None and not entry.engine.ok:
+        notes.append(f"The tester engine failed ({entry.engine.reason}); the tests already written were run.")
+    if entry.crashed:
+        again = bool(previous and previous.crashed)
+        message = f"The tester's test run {entry.run_id} crashed: {entry.crash_reason}"
         (blocking if again else notes).append(message + (" (twice in a row)" if again else ""))
     elif not evaluated:
-        blocking.extend(f"The tester's test {f['test']} fails. Hint: {f['hint']}" for f in entry["failures"])
+        blocking.extend(f"The tester's test {f.test} fails. Hint: {f.hint}" for f in entry.failures)
     return blocking, notes

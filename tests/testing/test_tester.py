@@ -12,6 +12,7 @@ from sprintflow.errors import InputError
 from sprintflow.evaluate.executors import LocalExecutor
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import ProjectConfig, SprintContract
+from sprintflow.schemas.journal import EngineCall, TesterJournal
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
 from sprintflow.sprint.guard import Snapshot, paths_scope
 from sprintflow.testing import tester  # its tester_* names would be collected as tests if imported
@@ -73,7 +74,7 @@ def test_a_failing_criterion_gets_a_hint_and_a_bug_and_the_retry_closes_it(tiny)
     assert (tiny / TESTS_DIR / "test_sprint_spec_tiny_1.py").stat().st_mtime_ns == written
     assert [b.status for b in list_bugs(WorkspaceLayout(tiny).bugs_file)] == ["fixed"]
     journal = second.journal()
-    assert journal["status"] == "finished" and journal["mode"] == "retry" and journal["ok"]
+    assert journal.status == "finished" and journal.mode == "retry" and journal.ok
 
 
 def test_writes_outside_the_sandbox_are_restored_and_reported(tiny):
@@ -164,11 +165,12 @@ def test_an_uninformative_hint_is_a_self_check_problem(tiny):
 
 
 def test_modes_follow_the_journal():
-    finished = {"status": "finished", "engine": {"ok": True}}
+    finished = TesterJournal(status="finished", mode="test", run_id="r", engine=EngineCall(ok=True))
+    started = TesterJournal(status="started", mode="test", run_id="r")
     assert next_mode(None, None) == "test"
     assert next_mode(None, finished) == "retry"
-    assert next_mode({"status": "started"}, finished) == "resume"
-    assert next_mode(None, {"status": "started"}) == "resume"
+    assert next_mode(started, finished) == "resume"
+    assert next_mode(None, started) == "resume"
     with pytest.raises(InputError, match="unknown tester mode"):
         run_tester_step(Path("."), None, ProjectConfig(), "rewrite", "true", LocalExecutor())
 
