@@ -7,10 +7,11 @@ findings) and ``StrategyResult.durationMs`` / ``cached`` for reporting.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ._base import MAX_ITERATIONS, Document, SafeId, Timestamp
 
@@ -145,6 +146,10 @@ class MutationResult(Document):
     duration_ms: int | None = None
 
 
+_EARLIER_TEST_RUN_NOTE = re.compile(
+    r"\bTestRun (?P<run>[A-Za-z0-9][A-Za-z0-9._-]*) (?:recorded|in \.sprintflow/runs/)")
+
+
 class StrategyResult(Document):
     strategy: str
     required: bool
@@ -165,6 +170,22 @@ class StrategyResult(Document):
     """Why its test runner cannot be believed (a canary the judge planted did not behave); it failed."""
     mutation: MutationResult | None = None
     """The mutation check of the lines the change touched (unit tests; None: not run)."""
+    test_run: str | None = None
+    """The TestRun the run recorded (``.sprintflow/runs/<testRun>/``): the key from this result to its
+    tests in the history. None: it recorded none."""
+
+    @model_validator(mode="after")
+    def _test_run_of_an_earlier_result(self) -> StrategyResult:
+        """A result written before this field named its TestRun only in its details: read it from there once.
+
+        Example:
+            >>> StrategyResult.model_validate({"strategy": "unit-test", "required": True, "result": "fail",
+            ...     "details": "`pytest` exited 1. TestRun run-20260513-103115 recorded; bugs opened none"}).test_run
+            'run-20260513-103115'
+        """
+        if self.test_run is None and (found := _EARLIER_TEST_RUN_NOTE.search(self.details)):
+            self.test_run = found["run"]
+        return self
 
 
 class CriterionResult(Document):

@@ -196,12 +196,12 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
         record_test_run(plan.workspace, run_id, sync.test_run, judged.stdout, judged.stderr)
     except OSError as exc:  # a full disk loses the record, never the verdict
         note = f"TestRun {run_id} and its bugs not stored: {exc.strerror or exc}."
-        return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
+        return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})  # no test_run: lost
     fixed = [move["id"] for move in sync.bugs_transitioned if move["to"] == "fixed"]
     # Named without its folder: what the generator reads never points into sprintflow's own state.
     note = (f"TestRun {run_id} recorded; bugs opened {sync.bugs_opened or 'none'}, "
             f"fixed {fixed or 'none'}.")
-    return judged.result.model_copy(update={"details": f"{judged.result.details} {note}"})
+    return judged.result.model_copy(update={"details": f"{judged.result.details} {note}", "test_run": run_id})
 
 
 def _criterion(plan: EvaluationPlan, criterion_id: str) -> SuccessCriterion:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,30 +15,7 @@ from sprintflow.schemas import EvalResult, SprintContract
 
 from .dataset import EVALS, append_rows
 
-__all__ = ["TEST_RUN_NOTE", "criterion_methods", "eval_rows", "record_evaluation", "test_run_of"]
-
-TEST_RUN_NOTE = re.compile(r"\bTestRun (?P<run>[A-Za-z0-9][A-Za-z0-9._-]*) (?:recorded|in \.sprintflow/runs/)")
-"""How a unit-test strategy's details name the TestRun it wrote (evaluate/steps.py's note; earlier
-results named its folder)."""
-
-
-def test_run_of(details: str) -> str | None:
-    """The TestRun a strategy result's details name, if any: the key from a strategy row to its tests.
-
-    Example:
-        >>> test_run_of("`npx vitest` exited 1. TestRun run-20260513-103115 recorded; bugs opened none")
-        'run-20260513-103115'
-        >>> test_run_of("`npx vitest` exited 1. TestRun run-20260513-103115 in .sprintflow/runs/run-20260513-103115/;")
-        'run-20260513-103115'
-        >>> test_run_of("`tsc` exited 0.") is None
-        True
-    """
-    found = TEST_RUN_NOTE.search(details or "")
-    return found.group("run") if found else None
-
-
-test_run_of.__test__ = False  # type: ignore[attr-defined]  # a helper, not a pytest test
-
+__all__ = ["criterion_methods", "eval_rows", "record_evaluation"]
 
 def _timestamp(text: str | None) -> datetime | None:
     if not text:
@@ -94,7 +70,7 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
              "tester_kill_rate": eval_result.tester_mutation.kill_rate if eval_result.tester_mutation else None}]
     rows += [{**base, "kind": "strategy", "name": s.strategy, "required": s.required,
               "result": s.result.value, "error_count": s.error_count, "cached": s.cached, "flaky": s.flaky,
-              "duration_ms": s.duration_ms, "test_run": test_run_of(s.details),
+              "duration_ms": s.duration_ms, "test_run": s.test_run,
               "mutants": s.mutation.mutants if s.mutation else None,
               "kill_rate": s.mutation.kill_rate if s.mutation else None}
              for s in eval_result.strategy_results]

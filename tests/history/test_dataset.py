@@ -275,10 +275,14 @@ NOTE = ("`pytest -q` exited 1 with 1 error(s). TestRun run-20260513-103115 in .s
         "bugs opened ['bug-1'], fixed none.")
 
 
-def test_a_unit_test_row_names_the_test_run_its_details_announce():
+def test_a_unit_test_row_names_the_test_run_of_its_result_and_of_a_result_written_before_the_field():
     result = make_eval()
-    result.strategy_results[1].details = NOTE  # the note the unit-test strategy writes
-    rows = rows_for(result)
+    result.strategy_results[1].test_run = "run-20260513-103115"  # as the unit-test strategy records it
+    assert [r.get("test_run") for r in rows_for(result) if r["kind"] == "strategy"] == [None, "run-20260513-103115"]
+    earlier = result.to_dict()
+    del earlier["strategyResults"][1]["testRun"]
+    earlier["strategyResults"][1]["details"] = NOTE  # the note earlier results named it in
+    rows = rows_for(EvalResult.model_validate(earlier))
     assert [r.get("test_run") for r in rows if r["kind"] == "strategy"] == [None, "run-20260513-103115"]
 
 
@@ -288,7 +292,7 @@ def test_files_written_before_test_run_existed_still_load(tmp_path):
     old = history.as_table(EVALS, rows_for(make_eval())).drop_columns(["test_run"])  # as written before
     pq.write_table(old, folder / "part-20260101T000000000000Z-old.parquet")
     result = make_eval(iteration=2)
-    result.strategy_results[1].details = NOTE
+    result.strategy_results[1].test_run = "run-20260513-103115"
     append_rows(tmp_path, EVALS, rows_for(result))
     everything = read_table(tmp_path, EVALS)
     assert everything["test_run"].dropna().tolist() == ["run-20260513-103115"] and len(everything) == 8
