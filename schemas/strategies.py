@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, model_validator
 
 from ._base import MAX_SECONDS, ConfigSection, Image, Seconds
 from .evaluation import StrategyType
@@ -32,6 +32,8 @@ __all__ = [
     "MutationSettings",
     "PlaywrightSettings",
     "PlaywrightStrategy",
+    "REPORT_FORMATS",
+    "ReportFormat",
     "StrategyConfig",
     "TypecheckSettings",
     "TypecheckStrategy",
@@ -41,13 +43,35 @@ __all__ = [
 ]
 
 
+REPORT_FORMATS = (
+    "tsc", "eslint", "ruff", "mypy", "vitest", "jest", "junit", "playwright",
+    # The tools' default human-readable output, for commands that set no format.
+    "pytest", "vitest-text", "jest-text", "eslint-stylish", "ruff-text", "playwright-text", "go-test", "biome",
+    "generic",
+)
+"""Every report format a strategy's ``format`` may name (each has one parser,
+:func:`sprintflow.evaluate.parsers.report_parser`); several are joined by ``+``."""
+
+
+def _known_format(value: str | None) -> str | None:
+    unknown = [part for part in (value or "").split("+") if part not in REPORT_FORMATS] if value is not None else []
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a report format: one of {', '.join(REPORT_FORMATS)}, "
+                         "or several joined by +")
+    return value
+
+
+ReportFormat = Annotated[str, AfterValidator(_known_format)]
+"""A report format name of :data:`REPORT_FORMATS`, or several joined by ``+`` (``eslint-stylish+tsc``)."""
+
+
 class CommandSettings(ConfigSection):
     """What every command-running strategy's ``config`` may say about its command and report."""
 
     command: str | None = None
     """The command (the seed's custom strategies put it here); the entry's ``command`` wins."""
-    format: str | None = None
-    """Report format: tsc, eslint, ruff, mypy, vitest, jest, junit, playwright."""
+    format: ReportFormat | None = None
+    """Report format (:data:`REPORT_FORMATS`): tsc, eslint, ruff, mypy, vitest, jest, junit, playwright …"""
     report: str | None = None
     """Workspace-relative file the command writes its report to; default: its stdout."""
 

@@ -109,3 +109,18 @@ def test_a_broken_manifest_is_the_projects_to_fail_on_not_a_refused_config(tmp_p
     config = load_project_config(tmp_path)
     assert config.inferred == []
     assert [s.type.value for s in config.strategies()][:1] == ["build"]
+
+
+def test_a_report_format_no_parser_reads_is_a_config_error_naming_it_and_the_known_ones(tmp_path):
+    from sprintflow.evaluate.parsers import PARSERS
+    from sprintflow.schemas.strategies import REPORT_FORMATS
+
+    assert sorted(PARSERS) == sorted(REPORT_FORMATS)  # one name, one parser, defined once
+    (tmp_path / "sprintflow.toml").write_text('[[evaluator.strategies]]\ntype = "lint"\ncommand = "eslint ."\n'
+                                              '[evaluator.strategies.config]\nformat = "eslint-stylish+tcs"\n')
+    with pytest.raises(DocumentError, match=r"evaluator/strategies/0/config/format: .*'tcs' is not a report format: "
+                                            r"one of tsc, eslint"):
+        load_project_config(tmp_path)
+    (tmp_path / "sprintflow.toml").write_text('[[evaluator.strategies]]\ntype = "lint"\ncommand = "eslint ."\n'
+                                              '[evaluator.strategies.config]\nformat = "eslint-stylish+tsc"\n')
+    assert load_project_config(tmp_path).evaluator.strategies[0].config.format == "eslint-stylish+tsc"

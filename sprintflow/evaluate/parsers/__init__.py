@@ -15,11 +15,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from sprintflow.errors import ReportError
+from sprintflow.schemas.strategies import REPORT_FORMATS
 
-from ._common import ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
+from ._common import PARSERS, TEST_RUNNER_FORMATS, ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
 from .biome import parse_biome
 from .eslint import parse_eslint_json, parse_eslint_stylish
 from .generic import parse_locations
@@ -61,47 +60,6 @@ __all__ = [
     "parse_vitest_text",
 ]
 
-PARSERS: dict[str, Callable[[str, Roots], ParsedReport]] = {
-    "tsc": parse_tsc,
-    "eslint": parse_eslint_json,
-    "ruff": parse_ruff_json,
-    "mypy": parse_mypy,
-    "vitest": parse_vitest_json,
-    "jest": parse_jest_json,
-    "junit": parse_junit_xml,
-    "playwright": parse_playwright_json,
-    # The tools' default human-readable output, for commands that set no format.
-    "pytest": parse_pytest_output,
-    "vitest-text": parse_vitest_text,
-    "jest-text": parse_jest_text,
-    "eslint-stylish": parse_eslint_stylish,
-    "ruff-text": parse_ruff_text,
-    "playwright-text": parse_playwright_text,
-    "go-test": parse_go_test,
-    "biome": parse_biome,
-    "generic": parse_locations,
-}
-"""Report format name -> parser; the names strategy configs use in ``format``."""
-
-TEST_RUNNER_FORMATS = frozenset({"vitest", "jest", "junit", "playwright", "pytest", "vitest-text",
-                                 "jest-text", "playwright-text"})
-"""Formats whose parser fills ``counts``, ``failures`` and ``tests``."""
-
-
-def _parse_one(format: str, text: str, roots: Roots) -> ParsedReport:
-    """One parser on text the code under test may have written: whatever shape it has, a ReportError,
-    never a crash (a list where an object belongs, 100,000 levels of nesting, a 5,000-digit number)."""
-    try:
-        return PARSERS[format](text, roots)
-    except ReportError:
-        raise
-    except RecursionError:
-        raise ReportError(f"the {format} report is nested too deeply to read") from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, SyntaxError) as exc:
-        raise ReportError(f"the {format} report has an unexpected shape ({type(exc).__name__}: "
-                          f"{str(exc)[:200]})") from None
-
-
 def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
     """Parse ``text`` as a report of ``format`` (a key of :data:`PARSERS`).
 
@@ -125,13 +83,13 @@ def parse_report(format: str, text: str, roots: Roots = ()) -> ParsedReport:
     parts = format.split("+")
     unknown = [part for part in parts if part not in PARSERS]
     if unknown:
-        raise ReportError(f"unknown report format {unknown[0]!r}; known formats: {', '.join(PARSERS)}")
+        raise ReportError(f"unknown report format {unknown[0]!r}; known formats: {', '.join(REPORT_FORMATS)}")
     if len(parts) == 1:
-        return _parse_one(format, text, roots)
+        return PARSERS[format](text, roots)
     reports, errors = [], []
     for part in parts:
         try:
-            reports.append(_parse_one(part, text, roots))
+            reports.append(PARSERS[part](text, roots))
         except ReportError as exc:
             errors.append(str(exc))
     if not reports:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from sprintflow.errors import ReportError
 from sprintflow.schemas.evaluation import Diagnostic
+from sprintflow.schemas.strategies import REPORT_FORMATS
 
 __all__ = [
     "ParsedReport",
@@ -204,24 +205,42 @@ def load_json(text: str, fmt: str, hint: str) -> Any:
                           f"Expected the JSON of `{hint}`") from exc
 
 
-def report_parser(fmt: str) -> Callable[[Callable[..., ParsedReport]], Callable[..., ParsedReport]]:
-    """Make a parser raise :class:`ReportError` for a report of the wrong shape.
+Parser = Callable[[str, Roots], ParsedReport]
 
-    Reports come from other programs; a missing key or a string where a number
-    belongs must become a clear, catchable error instead of a stray traceback.
+PARSERS: dict[str, Parser] = {}
+"""Report format name -> its parser, as :func:`report_parser` registers them."""
+TEST_RUNNER_FORMATS: set[str] = set()
+"""Formats whose parser fills ``counts``, ``failures`` and ``tests``."""
+
+
+def report_parser(fmt: str, *, counts_tests: bool = False) -> Callable[[Callable[..., ParsedReport]], Parser]:
+    """Register a parser as the one of ``fmt`` (a name of :data:`~sprintflow.schemas.strategies.REPORT_FORMATS`),
+    made to raise :class:`ReportError` for a report of the wrong shape. ``counts_tests``: it fills the
+    report's counts, failures and tests.
+
+    Reports come from other programs, perhaps written by the code under test; a missing key, a string
+    where a number belongs, 100,000 levels of nesting must become a clear, catchable error instead of a
+    stray traceback.
     """
+    if fmt not in REPORT_FORMATS or fmt in PARSERS:
+        raise ValueError(f"{fmt!r} is not a report format of REPORT_FORMATS, or has a parser already")
 
-    def decorate(parse: Callable[..., ParsedReport]) -> Callable[..., ParsedReport]:
+    def decorate(parse: Callable[..., ParsedReport]) -> Parser:
         @functools.wraps(parse)
         def guarded(text: str, roots: Roots = ()) -> ParsedReport:
             try:
                 return parse(text, roots)
             except ReportError:
                 raise
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            except RecursionError:
+                raise ReportError(f"the {fmt} report is nested too deeply to read") from None
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError, SyntaxError) as exc:
                 raise ReportError(f"{fmt} report has an unexpected shape: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+                                  f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
+        PARSERS[fmt] = guarded
+        if counts_tests:
+            TEST_RUNNER_FORMATS.add(fmt)
         return guarded
 
     return decorate

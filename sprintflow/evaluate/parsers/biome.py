@@ -12,7 +12,7 @@ import re
 
 from sprintflow.schemas.evaluation import Diagnostic
 
-from ._common import ParsedReport, Roots, relativise, text_lines
+from ._common import ParsedReport, Roots, relativise, report_parser, text_lines
 
 __all__ = ["parse_biome"]
 
@@ -22,6 +22,7 @@ _MARK = re.compile(r"^\s+(?P<mark>[×!i✖⚠ℹ]) (?P<message>\S.*)$")
 _SUMMARY_RULES = frozenset({"check", "lint", "format", "ci", "internalError/io"})
 
 
+@report_parser("biome")
 def parse_biome(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse what biome printed.
 

@@ -13,7 +13,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._common import ParsedReport, Roots, TestCase, TestFailure, TestStatus, _root_list, failure_report, text_lines
+from ._common import (
+    ParsedReport,
+    Roots,
+    TestCase,
+    TestFailure,
+    TestStatus,
+    _root_list,
+    failure_report,
+    report_parser,
+    text_lines,
+)
 
 __all__ = ["parse_go_test"]
 
@@ -25,6 +35,7 @@ _LOGGED = re.compile(r"^\s+(?P<file>[\w.\-/]+\.go):(?P<line>\d+): (?P<message>.*
 _PACKAGE = re.compile(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s+(?:[\d.]+s|\(cached\)|\[)")
 
 
+@report_parser("go-test")
 def parse_go_test(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse what ``go test`` printed.
 

@@ -30,7 +30,7 @@ __all__ = ["parse_jest_json", "parse_vitest_json"]
 _NOT_RUN = {"skipped", "pending", "todo", "disabled", "focused"}
 
 
-@report_parser("vitest")
+@report_parser("vitest", counts_tests=True)
 def parse_vitest_json(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse a vitest JSON report (vitest 1.x, 2.x and 3.x).
 
@@ -47,7 +47,7 @@ def parse_vitest_json(text: str, roots: Roots = ()) -> ParsedReport:
     return _parse_jest_shape("vitest", load_json(text, "vitest", "vitest run --reporter=json"), roots)
 
 
-@report_parser("jest")
+@report_parser("jest", counts_tests=True)
 def parse_jest_json(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse a jest JSON report (jest 29 and 30, with or without ``--colors``).
 

@@ -21,7 +21,7 @@ from ._common import (
 __all__ = ["parse_junit_xml"]
 
 
-@report_parser("junit")
+@report_parser("junit", counts_tests=True)
 def parse_junit_xml(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse a JUnit XML report: ``<failure>`` and ``<error>`` fail a test, ``<skipped>`` skips it.
 

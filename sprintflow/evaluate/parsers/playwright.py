@@ -33,7 +33,7 @@ _OUTCOMES: dict[str, TestStatus] = {"expected": "passed", "flaky": "passed", "un
                                     "skipped": "skipped"}
 
 
-@report_parser("playwright")
+@report_parser("playwright", counts_tests=True)
 def parse_playwright_json(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse a Playwright JSON report; a test file that failed to load is a failure too.
 
@@ -141,7 +141,7 @@ _PW_MARKS: dict[str, TestStatus] = {"✓": "passed", "ok": "passed", "✘": "fai
                                     "-": "skipped", "°": "skipped"}
 
 
-@report_parser("playwright-text")
+@report_parser("playwright-text", counts_tests=True)
 def parse_playwright_text(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse the ``list`` and ``line`` reporters of ``playwright test`` (``list`` is the default).
 

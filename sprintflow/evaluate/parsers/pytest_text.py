@@ -49,7 +49,7 @@ class _Scan:
     recognised: bool = False
 
 
-@report_parser("pytest")
+@report_parser("pytest", counts_tests=True)
 def parse_pytest_output(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse what pytest prints: failures, collection errors, the short summary, the counts.
 

@@ -47,7 +47,7 @@ _V_HEADER = re.compile(r"^\s*(?:RUN\s+v\d|Test Files\s)")
 _V_MARKS: dict[str, TestStatus] = {"✓": "passed", "×": "failed", "↓": "skipped"}
 
 
-@report_parser("vitest-text")
+@report_parser("vitest-text", counts_tests=True)
 def parse_vitest_text(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse vitest's default reporter (stdout and stderr together: vitest splits them).
 
@@ -126,7 +126,7 @@ _J_MARKS: dict[str, TestStatus] = {"✓": "passed", "✕": "failed", "○": "ski
 _J_SUITE_FAILED = "Test suite failed to run"
 
 
-@report_parser("jest-text")
+@report_parser("jest-text", counts_tests=True)
 def parse_jest_text(text: str, roots: Roots = ()) -> ParsedReport:
     """Parse jest's default reporter (it writes to stderr; read stdout and stderr together).
 
