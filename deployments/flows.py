@@ -35,6 +35,7 @@ from prefect.states import State
 from pydantic import BaseModel, Field
 
 from sprintflow.config import load_project_config
+from sprintflow.engines import resolve_engine
 from sprintflow.errors import ExecutorUnavailable, InputError, WorkspaceError
 from sprintflow.evaluate.executors import docker_available
 from sprintflow.flows.evaluate import evaluate_flow
@@ -60,7 +61,6 @@ from sprintflow.schemas import ExecutorConfig
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
 from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.contracts import load_contracts
-from sprintflow.sprint.engines import resolve_engine
 from sprintflow.tasks.workspace import checkout
 
 from .queue import held_lock, workspace_turn

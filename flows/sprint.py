@@ -20,6 +20,7 @@ from prefect.events import emit_event
 from prefect.runtime import flow_run
 from prefect.states import State
 
+from sprintflow.engines import engine_label, resolve_engine
 from sprintflow.errors import EngineUnavailable
 from sprintflow.evaluate.outcomes import baseline_test_files
 from sprintflow.evaluate.result import load_eval
@@ -45,7 +46,6 @@ from sprintflow.schemas import ContractStatus, EvalResult, ProjectConfig, Sprint
 from sprintflow.schemas.journal import IterationJournal, TesterJournal
 from sprintflow.sprint.branches import commit_iteration
 from sprintflow.sprint.contracts import dependency_order, load_contracts, record_iteration, transition, write_contract
-from sprintflow.sprint.engines import engine_label, resolve_engine
 from sprintflow.sprint.findings import environment_blocker, generator_findings, generator_usage, touched_files
 from sprintflow.sprint.generator import RAW_KEPT
 from sprintflow.sprint.journal import read_journal, write_journal
@@ -77,7 +77,7 @@ class _Sprint:
     executor: str | None
     tester: str | None
     label: str = ""
-    """The engine's name in the history (:func:`~sprintflow.sprint.engines.engine_label`)."""
+    """The engine's name in the history (:func:`~sprintflow.engines.engine_label`)."""
 
     @property
     def project(self) -> ProjectConfig:

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     def _nothing_is_unset(cls, value: Any) -> Any:
         # A variable set to nothing (``SPRINTFLOW_HISTORY=``, a common way to "unset" one for a command) is
         # not there: read as a path it would be the current folder, and the history would land in it. An
-        # engine set to nothing stays "": resolving it says so (:func:`sprintflow.sprint.engines.resolve_engine`).
+        # engine set to nothing stays "": resolving it says so (:func:`sprintflow.engines.resolve_engine`).
         return None if value == "" else value
 
     @field_validator("server_port", mode="before")

@@ -7,8 +7,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from sprintflow.engines import EngineReply
 from sprintflow.planning.planner import call_planner
-from sprintflow.sprint.engines import EngineReply
 
 __all__ = ["ask_planner"]
 

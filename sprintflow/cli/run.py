@@ -49,11 +49,11 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
          cannot run, a test run that crashed), or the Prefect server does not answer
     """
     from sprintflow.config import load_project_config
+    from sprintflow.engines import resolve_engine
     from sprintflow.evaluate.executors import resolve_executor
     from sprintflow.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
     from sprintflow.sprint.contracts import load_contracts
-    from sprintflow.sprint.engines import resolve_engine
 
     # Refuse bad input and a missing Docker engine before any server or flow run starts.
     project = load_project_config(workspace)

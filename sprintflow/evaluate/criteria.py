@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from sprintflow.engines import EngineReply, extract_json
 from sprintflow.errors import OutsideWorkspace
 from sprintflow.io.confine import read_confined
 from sprintflow.io.process import CommandResult
@@ -23,7 +24,6 @@ from sprintflow.schemas import (
     SuccessCriterion,
     VerificationMethod,
 )
-from sprintflow.sprint.engines import EngineReply, extract_json
 
 from .outcomes import Outcomes
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sprintflow.engines import resolve_engine, run_engine
 from sprintflow.errors import ConfigError, ReportError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.files import atomic_write_text
@@ -24,7 +25,6 @@ from sprintflow.schemas import (
     SuccessCriterion,
     VerificationMethod,
 )
-from sprintflow.sprint.engines import resolve_engine, run_engine
 from sprintflow.testing.testrun import record_test_run
 
 from .autofix import without_autofix

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.config import load_project_config
+from sprintflow.engines import EngineReply, engine_env, extract_json, resolve_engine, run_engine
 from sprintflow.errors import DocumentError, EngineError, InfrastructureError, Problem
 from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
@@ -31,7 +32,6 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import PlanSpec, SprintContract, utc_now
 from sprintflow.schemas.validation import schema_problems, validate_data
 from sprintflow.sprint.contracts import dependency_order, load_contracts
-from sprintflow.sprint.engines import EngineReply, engine_env, extract_json, resolve_engine, run_engine
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",

@@ -43,6 +43,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sprintflow.engines import engine_env, extract_json, resolve_engine, run_engine
 from sprintflow.errors import DocumentError, InfrastructureError, InputError, Problem
 from sprintflow.io.documents import loads_json, read_json
 from sprintflow.io.files import append_ndjson, atomic_write_text
@@ -65,7 +66,6 @@ from sprintflow.schemas.scoring import (
     ScoreUsage,
     Verdict,
 )
-from sprintflow.sprint.engines import engine_env, extract_json, resolve_engine, run_engine
 
 __all__ = [
     "CONTEXT_HEADING",

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sprintflow.engines import engine_env, run_engine
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.schemas.journal import IterationJournal
-
-from .engines import engine_env, run_engine
 
 __all__ = ["RAW_KEPT", "generate"]
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sprintflow.engines import EngineReply, engine_env, resolve_engine, run_engine
 from sprintflow.errors import ConfigError, EngineUnavailable, InputError
 from sprintflow.evaluate.canary import runner_of
 from sprintflow.evaluate.executors import CommandSpec, Executor
@@ -46,7 +47,6 @@ from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.journal import EngineCall, TesterFailure, TesterJournal
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.settings import Settings, get_settings
-from sprintflow.sprint.engines import EngineReply, engine_env, resolve_engine, run_engine
 from sprintflow.sprint.guard import Snapshot, outside_scope
 from sprintflow.testing.bugs import sync_bugs
 from sprintflow.testing.testrun import build_test_run, declared_status_codes, new_run_id, record_test_run

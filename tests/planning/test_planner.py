@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sprintflow.engines import EngineReply
 from sprintflow.errors import DocumentError, EngineError
 from sprintflow.planning.planner import (
     EXAMPLE_ANSWER,
@@ -23,7 +24,6 @@ from sprintflow.planning.planner import (
     workspace_listing,
 )
 from sprintflow.schemas import SprintContract
-from sprintflow.sprint.engines import EngineReply
 
 PLANNER = Path(__file__).resolve().parents[2] / "examples" / "planner" / "scripted_planner.py"
 SCRIPTED = f"{sys.executable} {PLANNER}"

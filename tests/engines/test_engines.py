@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.errors import ConfigError
-from sprintflow.schemas.config import EngineConfig
-from sprintflow.sprint.engines import (
+from sprintflow.engines import (
     ENGINE_PRESETS,
     EngineReply,
     engine_env,
@@ -19,6 +17,8 @@ from sprintflow.sprint.engines import (
     resolve_engine,
     run_engine,
 )
+from sprintflow.errors import ConfigError
+from sprintflow.schemas.config import EngineConfig
 
 
 def script(tmp_path: Path, name: str, body: str) -> str:
