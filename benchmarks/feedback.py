@@ -72,8 +72,8 @@ from sprintflow.evaluate.environment import classify_environment  # noqa: E402
 from sprintflow.evaluate.excerpt import combined_output, relevant_output  # noqa: E402
 from sprintflow.evaluate.feedback import find_regressions, generator_feedback  # noqa: E402
 from sprintflow.evaluate.inference import ReportSpec, infer_report  # noqa: E402
-from sprintflow.evaluate.parsers import ParsedReport, parse_report  # noqa: E402
 from sprintflow.evaluate.reproduction import split_js_id, test_runner  # noqa: E402
+from sprintflow.parsers import ParsedReport, parse_report  # noqa: E402
 from sprintflow.schemas import (  # noqa: E402
     EvalResult,
     GeneratorFeedback,

@@ -51,8 +51,7 @@ from sprintflow.sprint.generator import RAW_KEPT
 from sprintflow.sprint.journal import read_journal, write_journal
 from sprintflow.sprint.pin import JudgePin, pin_judge, release_pin
 from sprintflow.sprint.prompt import generator_prompt
-from sprintflow.tasks.sprint import generate_task, tester_task
-from sprintflow.testing.tester import (
+from sprintflow.sprint.tester import (
     evaluator_runs_tests,
     new_tester_run_id,
     next_mode,
@@ -60,6 +59,7 @@ from sprintflow.testing.tester import (
     tester_findings,
     tester_settings,
 )
+from sprintflow.tasks.sprint import generate_task, tester_task
 
 from .evaluate import evaluate_flow, reference_flow
 

@@ -50,7 +50,7 @@ REPORT_FORMATS = (
     "generic",
 )
 """Every report format a strategy's ``format`` may name (each has one parser,
-:func:`sprintflow.evaluate.parsers.report_parser`); several are joined by ``+``."""
+:func:`sprintflow.parsers.report_parser`); several are joined by ``+``."""
 
 
 def _known_format(value: str | None) -> str | None:

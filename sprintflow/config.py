@@ -12,7 +12,7 @@ own file adds what agent-bober has no word for (the executor, timeouts, engines,
 held-out paths …); a setting both files make is refused, naming both, because
 agent-bober's file stays the one that decides its own settings.
 
-What neither file decides follows the project (:mod:`sprintflow.project.detect`):
+What neither file decides follows the project (:mod:`sprintflow.evaluate.detect`):
 commands the config leaves open are the project's own (``npm run build`` only
 where package.json has that script; ``python3 -m compileall`` for a Python
 project), and without a preset or strategies the checks the project can run are
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.errors import ConfigError, DocumentError, Problem, WorkspaceError
+from sprintflow.evaluate.detect import detect_checks, detect_preset
 from sprintflow.evaluate.expressions import parse_condition
 from sprintflow.io.confine import relative_path_problem
 from sprintflow.io.documents import read_json, read_toml
-from sprintflow.project.detect import detect_checks, detect_preset
 from sprintflow.schemas import InferredCommand, ProjectConfig, StrategyType, parse_strategy
 from sprintflow.schemas.validation import in_document_order, schema_and_model_problems
 

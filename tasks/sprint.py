@@ -12,7 +12,7 @@ from sprintflow.judge.sprint import SprintJudge
 from sprintflow.schemas import ProjectConfig, SprintContract
 from sprintflow.schemas.journal import IterationJournal, TesterJournal
 from sprintflow.sprint.generator import generate
-from sprintflow.testing.tester import load_test_run, run_tester_step
+from sprintflow.sprint.tester import load_test_run, run_tester_step
 
 __all__ = ["generate_task", "tester_task"]
 

@@ -112,7 +112,7 @@ def test_a_broken_manifest_is_the_projects_to_fail_on_not_a_refused_config(tmp_p
 
 
 def test_a_report_format_no_parser_reads_is_a_config_error_naming_it_and_the_known_ones(tmp_path):
-    from sprintflow.evaluate.parsers import PARSERS
+    from sprintflow.parsers import PARSERS
     from sprintflow.schemas.strategies import REPORT_FORMATS
 
     assert sorted(PARSERS) == sorted(REPORT_FORMATS)  # one name, one parser, defined once

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from sprintflow.evaluate.parsers._common import strip_ansi
+from sprintflow.parsers._common import strip_ansi
 
 __all__ = ["DeclaredDependencies", "EnvironmentFailure", "EnvironmentKind", "classify_environment",
            "environment_failure"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from sprintflow.evaluate.parsers._common import strip_ansi
+from sprintflow.parsers._common import strip_ansi
 
 __all__ = ["MAX_EXCERPT_CHARS", "MAX_EXCERPT_LINES", "combined_output", "relevant_output"]
 

@@ -11,7 +11,7 @@ Without such flags the tool's default human-readable format is used, and a
 command we do not know falls back to the generic ``path:line[:col]`` reader.
 
 A command that chains several tools (``eslint . && tsc``) reads as a combined
-format (``eslint-stylish+tsc``, see :func:`~sprintflow.evaluate.parsers.parse_report`).
+format (``eslint-stylish+tsc``, see :func:`~sprintflow.parsers.parse_report`).
 A report path is returned as the command names it, relative to the workspace;
 confining it to the workspace is the caller's job.
 
@@ -45,7 +45,7 @@ class ReportSpec:
     """How to read what a command reports."""
 
     format: str
-    """A key of :data:`~sprintflow.evaluate.parsers.PARSERS`, or several joined by ``+``."""
+    """A key of :data:`~sprintflow.parsers.PARSERS`, or several joined by ``+``."""
     report_path: str | None = None
     """The report file the command writes, relative to the workspace; ``None``: read its output."""
     stream: Literal["stdout", "output"] = "output"

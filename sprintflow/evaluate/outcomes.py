@@ -17,7 +17,7 @@ The baseline's side is its *reference*: the same checks run once on the baseline
 sprint's contract starts (:class:`Reference`).
 
 Example:
-    >>> from sprintflow.evaluate.parsers import ParsedReport, TestCase, TestCounts
+    >>> from sprintflow.parsers import ParsedReport, TestCase, TestCounts
     >>> baseline = Reference(tests={"t.test_add": "failed", "t.test_zero": "passed"}, ran=2)
     >>> now = ParsedReport(counts=TestCounts(2, 1, 0, 1),
     ...                    tests=[TestCase("t.test_add", "skipped"), TestCase("t.test_zero", "passed")])
@@ -31,11 +31,11 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sprintflow.parsers import ParsedReport, TestCounts
 from sprintflow.schemas import Diagnostic, Outcome, StrategyConfig, StrategyResult
 from sprintflow.schemas.journal import SuppressionRecord
 
 from .canary import Canary
-from .parsers import ParsedReport, TestCounts
 
 __all__ = ["Outcomes", "Reference", "baseline_test_files", "fail_suppressed", "judge_outcomes", "reference_of"]
 

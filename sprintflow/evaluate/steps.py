@@ -16,6 +16,7 @@ from sprintflow.errors import ConfigError, ReportError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.process import CommandResult
+from sprintflow.parsers import ParsedReport, parse_report
 from sprintflow.schemas import (
     CriterionResult,
     Outcome,
@@ -36,7 +37,6 @@ from .executors import CommandSpec
 from .inference import ReportSpec, infer_report
 from .mutation import measure, with_mutation
 from .outcomes import judge_outcomes, reference_of
-from .parsers import ParsedReport, parse_report
 from .plan import EvaluationPlan
 from .reproduction import select_tests, test_runner
 from .strategies import Judged, Strategy

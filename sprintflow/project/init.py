@@ -28,6 +28,7 @@ from pathlib import Path
 
 from sprintflow.config import config_sources, load_project_config, rule_problems
 from sprintflow.errors import InputError, WorkspaceError
+from sprintflow.evaluate.detect import NATIVE_MANIFESTS, detect_checks, detect_preset
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout, safe_name
@@ -47,8 +48,6 @@ from sprintflow.schemas import (
 )
 from sprintflow.schemas.validation import schema_problems
 from sprintflow.sprint.contracts import load_contracts
-
-from .detect import NATIVE_MANIFESTS, detect_checks, detect_preset
 
 __all__ = ["PlannedFile", "plan_contract", "plan_init", "write_planned"]
 

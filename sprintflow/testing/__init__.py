@@ -1,1 +1,1 @@
-"""Test runs an agent can act on: TestRuns with hints, the bugs.ndjson lifecycle, and the tester role."""
+"""Test runs an agent can act on: TestRuns with hints, and the bugs.ndjson lifecycle (the tester role is in sprint)."""

@@ -8,7 +8,7 @@ always says where to look. Every hint names the place (``file:line`` when the
 stack gives one, else the test).
 
 Example:
-    >>> from sprintflow.evaluate.parsers import TestFailure
+    >>> from sprintflow.parsers import TestFailure
     >>> build_hint(TestFailure(test="api 404", message="expected 500 to be 404",
     ...                        file="tests/api.test.js", line=10, expected="404", received="500"))
     'At tests/api.test.js:10, a missing resource made the server fail with 500 instead of answering 404: check that the lookup found something before using it, and return 404 when it did not.'
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sprintflow.evaluate.parsers import TestFailure
+from sprintflow.parsers import TestFailure
 
 __all__ = ["Language", "build_hint"]
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import ParsedReport, Roots, TestFailure, parse_report
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.parsers import ParsedReport, Roots, TestFailure, parse_report
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
 from sprintflow.testing.hints import Language, build_hint
@@ -142,7 +142,7 @@ def judge_test_run(report: ParsedReport | None, fmt: str, *, run_id: str, unread
         language: language of the hints, ``en`` or ``zh``.
 
     Example:
-        >>> from sprintflow.evaluate.parsers import parse_report
+        >>> from sprintflow.parsers import parse_report
         >>> report = parse_report("junit", '<testsuite><testcase classname="t" name="ok"/></testsuite>')
         >>> judge_test_run(report, "junit", run_id="run-1", exit_code=0).next_action
         'done'

@@ -10,7 +10,7 @@ import pytest
 from sprintflow.engines import EngineReply, extract_json, parse_engine_output
 from sprintflow.errors import ReportError
 from sprintflow.evaluate.criteria import judge_manual
-from sprintflow.evaluate.parsers import PARSERS, ParsedReport, parse_report
+from sprintflow.parsers import PARSERS, ParsedReport, parse_report
 from sprintflow.planning.planner import check_reply
 from sprintflow.schemas import Outcome, SuccessCriterion
 

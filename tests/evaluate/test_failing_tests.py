@@ -18,8 +18,8 @@ import pytest
 
 from sprintflow.evaluate.excerpt import combined_output
 from sprintflow.evaluate.feedback import generator_feedback, summarize, with_process_items
-from sprintflow.evaluate.parsers import parse_report
-from sprintflow.evaluate.parsers._common import text_lines
+from sprintflow.parsers import parse_report
+from sprintflow.parsers._common import text_lines
 from sprintflow.schemas import Outcome, Priority, Score, StrategyResult
 from tests.conftest import copy_example
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sprintflow.evaluate.excerpt import combined_output
 from sprintflow.evaluate.feedback import find_regressions, generator_feedback
-from sprintflow.evaluate.parsers import parse_report
+from sprintflow.parsers import parse_report
 from sprintflow.schemas import (
     Category,
     CriterionResult,

@@ -9,7 +9,7 @@ from sprintflow.cli.evaluate import ITEM_LINES, _print_text
 from sprintflow.evaluate.excerpt import combined_output
 from sprintflow.evaluate.feedback import generator_feedback
 from sprintflow.evaluate.formats import github_annotations, junit_xml
-from sprintflow.evaluate.parsers import parse_report
+from sprintflow.parsers import parse_report
 from sprintflow.schemas import (
     Category,
     CriterionResult,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sprintflow.evaluate.canary import Canary, plant, runner_of
 from sprintflow.evaluate.outcomes import Reference, judge_outcomes, reference_of
-from sprintflow.evaluate.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
+from sprintflow.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
 
 CANARY = Canary("c0ffee", ("tests/test_calc.py",))
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sprintflow.evaluate.parsers import TestFailure, parse_report
+from sprintflow.parsers import TestFailure, parse_report
 from sprintflow.testing.hints import build_hint
 
 REPORTS = Path(__file__).resolve().parent.parent / "fixtures" / "reports"

@@ -18,6 +18,7 @@ from typing import ClassVar, Generic, TypeVar
 from sprintflow.errors import ConfigError, OutsideWorkspace, ReportError
 from sprintflow.io.confine import confined, read_confined
 from sprintflow.io.process import CommandResult
+from sprintflow.parsers import ParsedReport, parse_report
 from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContract, StrategyResult, StrategyType
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
 from sprintflow.schemas.testrun import TestRun
@@ -28,7 +29,6 @@ from ..excerpt import combined_output, relevant_output
 from ..executors import CommandSpec, Executor
 from ..inference import ReportSpec, infer_report
 from ..outcomes import Reference
-from ..parsers import ParsedReport, parse_report
 
 __all__ = ["EXCERPT_CHARS", "Judged", "Strategy", "StrategyRun", "register", "strategy_for"]
 

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from sprintflow.io.process import CommandResult
+from sprintflow.parsers import ParsedReport
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import CustomStrategy as CustomConfig
 
 from ..expressions import ConditionUndecidable, parse_condition
-from ..parsers import ParsedReport
 from .base import Strategy, StrategyRun, exit_code_verdict, register
 
 __all__ = ["CustomStrategy", "last_json"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from sprintflow.io.process import CommandResult
+from sprintflow.parsers import ParsedReport
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import LintStrategy as LintConfig
 
-from ..parsers import ParsedReport
 from .base import Strategy, StrategyRun, exit_code_verdict, register
 
 __all__ = ["LintStrategy"]

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from sprintflow.io.process import CommandResult
+from sprintflow.parsers import ParsedReport
 from sprintflow.schemas import Outcome, StrategyType
 from sprintflow.schemas.strategies import PlaywrightStrategy as PlaywrightConfig
 
-from ..parsers import ParsedReport
 from .base import Judged, Strategy, StrategyRun, duration_ms, excerpt, register, result
 from .unit_test import test_verdict
 

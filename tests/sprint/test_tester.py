@@ -14,10 +14,10 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import ProjectConfig, SprintContract
 from sprintflow.schemas.journal import EngineCall, TesterJournal
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
+from sprintflow.sprint import tester  # its tester_* names would be collected as tests if imported
 from sprintflow.sprint.guard import Snapshot, paths_scope
-from sprintflow.testing import tester  # its tester_* names would be collected as tests if imported
+from sprintflow.sprint.tester import load_test_run, next_mode, run_tester_step, self_check
 from sprintflow.testing.bugs import list_bugs
-from sprintflow.testing.tester import load_test_run, next_mode, run_tester_step, self_check
 from tests.fixtures.sprint.make_workspace import TESTER, add_todo_contract, make_workspace
 
 TESTS_DIR = "tests/sprintflow"

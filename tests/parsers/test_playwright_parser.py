@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import TestCounts, parse_playwright_json
+from sprintflow.parsers import TestCounts, parse_playwright_json
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pw"
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_tsc
+from sprintflow.parsers import parse_tsc
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 EXPECTED = [
     ("src/a.ts", 14, 7, "TS6133"),
     ("src/a.ts", 16, 9, "TS2322"),

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import TestCounts, parse_jest_json, parse_vitest_json
+from sprintflow.parsers import TestCounts, parse_jest_json, parse_vitest_json
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 VITEST = [("1.6.1.json", "/tmp/sfrec/vitest1"), ("2.1.9.json", "/tmp/sfrec/vitest2"),
           ("3.2.7.json", "/tmp/sfrec/vitest3")]
 JEST = [("29.7.0.json", "/tmp/sfrec/jest29"), ("30.5.2.json", "/tmp/sfrec/jest30"),

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from sprintflow import parsers
 from sprintflow.errors import ReportError
-from sprintflow.evaluate import parsers
-from sprintflow.evaluate.parsers import PARSERS, ParsedReport, parse_report
-from sprintflow.evaluate.parsers._common import (
+from sprintflow.parsers import PARSERS, ParsedReport, parse_report
+from sprintflow.parsers._common import (
     expected_received,
     innermost_frame,
     relativise,
     strip_ansi,
 )
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 ROOTS = ["/tmp/sfrec/vitest3", "/tmp/sfrec/jest30", "/tmp/sfrec/pw", "/tmp/sfrec/pyproj",
          "/tmp/sfrec/eslint9", "/tmp/sfrec13/env/humanize", "/tmp/sfrec13/scratch/vitest1",
          "/tmp/sfrec13/scratch/jest29", "/tmp/sfrec13/ts/destr", "/tmp/sfrec13/py/click-8.5.1",
@@ -126,7 +126,7 @@ def test_innermost_frame_skips_dependencies_and_prefers_the_workspace():
 @pytest.mark.parametrize("module", ["_common", "eslint", "generic", "jest_style", "junit", "playwright",
                                     "pytest_text", "python_tools", "runner_text", "typescript"])
 def test_docstring_examples_hold(module):
-    target = importlib.import_module(f"sprintflow.evaluate.parsers.{module}")
+    target = importlib.import_module(f"sprintflow.parsers.{module}")
     result = doctest.testmod(target, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 

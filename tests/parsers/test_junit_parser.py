@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import TestCounts, parse_junit_xml
+from sprintflow.parsers import TestCounts, parse_junit_xml
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pyproj"
 
 

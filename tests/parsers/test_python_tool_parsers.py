@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_mypy, parse_ruff_json
+from sprintflow.parsers import parse_mypy, parse_ruff_json
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 ROOT = "/tmp/sfrec/pyproj"
 RUFF_FINDINGS = [
     ("src/shop/api.py", 1, 8, "F401"),

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_report, parse_vitest_text
-from sprintflow.evaluate.parsers._common import TestCounts
+from sprintflow.parsers import parse_report, parse_vitest_text
+from sprintflow.parsers._common import TestCounts
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REPORTS = FIXTURES / "reports"
 HUMANIZE = "/tmp/sfrec13/env/humanize"
 SCRATCH = "/tmp/sfrec13/scratch"

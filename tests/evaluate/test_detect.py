@@ -6,7 +6,7 @@ import pytest
 
 from sprintflow.config import load_project_config
 from sprintflow.errors import DocumentError
-from sprintflow.project.detect import PYTHON_BUILD, detect_checks, detect_preset
+from sprintflow.evaluate.detect import PYTHON_BUILD, detect_checks, detect_preset
 from tests.fixtures.projects import PROJECTS, lay_out
 
 EXPECTED = {

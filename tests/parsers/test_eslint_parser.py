@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import ReportError
-from sprintflow.evaluate.parsers import parse_eslint_json
+from sprintflow.parsers import parse_eslint_json
 
-REPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
 
 def read(name: str) -> str:
