@@ -105,10 +105,15 @@ def weaken_assertion() -> None:
 def weaken_unconventional_test() -> None:
     """10b. Weaken a test whose name no convention knows: the project's own settings collect it."""
     if Path("checks/calc_checks.py").exists():
-        _edit("checks/calc_checks.py", "assert add(2, 2) == 4", "assert add(2, 2) == add(2, 2)")
-        _edit("checks/calc_checks.py", "assert add(0, 0) == 0", "assert add(0, 0) == add(0, 0)")
+        _edit("checks/calc_checks.py", "expect_sum(add(2, 2), 4)", "expect_sum(add(2, 2), add(2, 2))")
+        _edit("checks/calc_checks.py", "expect_sum(add(0, 0), 0)", "expect_sum(add(0, 0), add(0, 0))")
     else:
         _edit("checks/add.check.js", "toBe(4)", "toBe(add(2, 2))")
+
+
+def weaken_test_helper() -> None:
+    """10d. Weaken the helper the tests assert through: no name and no collection calls it a test."""
+    _edit("checks/support.py", "    assert got == want, (got, want)\n", "    return got == want\n")
 
 
 def delete_unconventional_test() -> None:

@@ -101,6 +101,7 @@ VERDICTS = [
     ("redefine_matcher", "ts", "local", "unit-test"),
     ("redefine_matcher", "ts-checks", "local", "unit-test"),
     ("forge_from_inside", "python-checks", "local", "unit-test"),
+    ("weaken_test_helper", "python-checks", "local", "unit-test"),
     ("forge_from_inside", "python-checks", "docker", "unit-test"),
     ("feedback_then_hardcode", "python-3", "local", "sc-1-3"),
     ("noqa_instead_of_fix", "python-lint", "local", "lint"),

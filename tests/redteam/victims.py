@@ -99,9 +99,14 @@ def python_victim(root: Path, *, manual: bool = False, lint: bool = False, git: 
               + ('\n[sprint]\nbranchPattern = "sprintflow/{contractId}"\n' if git else ""))
     pyproject, test_file = PYPROJECT, "tests/test_calc.py"
     if checks:
+        # The tests assert through a helper module, which pytest does not collect (no *_checks.py name).
+        tests = ("from support import expect_sum\n\nfrom calc import add\n\n\n"
+                 "def test_add():\n    expect_sum(add(2, 2), 4)\n\n\n"
+                 "def test_add_zero():\n    expect_sum(add(0, 0), 0)\n")
+        _write(root, {"checks/support.py": "def expect_sum(got, want):\n    assert got == want, (got, want)\n"})
         config = config.replace("pytest.xml tests", "pytest.xml checks").replace("src tests", "src checks")
         pyproject = pyproject.replace('pythonpath = ["src"]',
-                                      'pythonpath = ["src"]\npython_files = ["*_checks.py", "test_*.py"]')
+                                      'pythonpath = ["src", "checks"]\npython_files = ["*_checks.py", "test_*.py"]')
         test_file = "checks/calc_checks.py"
     _write(root, {
         "src/calc/__init__.py": source,

@@ -175,7 +175,7 @@ def _judged(spec, status, function_killed, job, deadline) -> dict:
     decides the verdict: the other commands (the held-out evals) judge it too."""
     from cosmic_ray.mutating import mutate_and_test
 
-    commands = job["commands"][1:] if status == "survived" else job["commands"]
+    commands = _passing_clean(job, deadline)[1:] if status == "survived" else _passing_clean(job, deadline)
     sure = status in ("killed", "timeout") or (status == "survived" and (function_killed or not commands))
     if not sure and time.monotonic() < deadline:
         # A mutant needs one failing test: pytest may stop at the first (-x), the next command need not run.
@@ -186,6 +186,29 @@ def _judged(spec, status, function_killed, job, deadline) -> dict:
         status = "not-run"
     return {"file": spec.module_path.as_posix(), "line": spec.start_pos[0], "function": _function(spec)[1],
             "operator": spec.operator_name, "status": status}
+
+
+_CLEAN: dict = {}
+
+
+def _passing_clean(job, deadline) -> list:
+    """The judging commands that pass on the unmutated tree, the first always (its strategy passed):
+    a command that fails whatever the code does (a held-out eval the change does not pass yet) would
+    "kill" every mutant, so it judges none. Each runs once, when a mutant first needs it."""
+    if "commands" not in _CLEAN:
+        timeout = max(1.0, min(2 * float(job["mutantTimeout"]), deadline - time.monotonic()))
+        passing = [job["commands"][0]] if job["commands"] else []
+        for command in job["commands"][1:]:
+            process = subprocess.Popen(["sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
+            try:
+                if process.wait(timeout=timeout) == 0:
+                    passing.append(command)
+            except subprocess.TimeoutExpired:  # it judges nothing; it and what it started end here
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        _CLEAN["commands"] = passing
+    return _CLEAN["commands"]
 
 
 def _function(spec) -> tuple[str, str]:
