@@ -96,7 +96,8 @@ class _Sprint:
                                      baseline_tests=baseline_test_files(self.references(contract))))
 
     def references(self, contract: SprintContract) -> Path:
-        """Where what the baseline's test-running checks said of ``contract`` is kept (:mod:`.outcomes`)."""
+        """Where the baseline's test-running checks' references of ``contract`` are kept
+        (:mod:`~sprintflow.evaluate.outcomes`)."""
         return WorkspaceStore(self.workspace).pin_folder(self.pin.baseline.pin_id) / "references" / contract.contract_id
 
     def secret(self) -> list[str]:
