@@ -90,7 +90,7 @@ def _cached_rounds(evaluate: list[str], env: dict[str, str], repeat: int) -> dic
 FLOW_RUN_COST = """
 import statistics, sys, time
 from prefect import flow
-from sprintflow.runs import without_heartbeats
+from sprintflow.orchestration.runs import without_heartbeats
 
 @flow
 def empty() -> int:
@@ -116,8 +116,8 @@ def main() -> None:
     from sprintflow.evaluate.plan import load_inputs
     from sprintflow.evaluate.strategies import strategy_for
     from sprintflow.io.process import run_command
+    from sprintflow.orchestration.server import stop_background_server
     from sprintflow.schemas import StrategyType
-    from sprintflow.server import stop_background_server
     from tests.conftest import copy_example
 
     work = Path(tempfile.mkdtemp(prefix="sprintflow-cli-bench-"))

@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="the server's database (default SQLite)")
     args = parser.parse_args()
 
-    from sprintflow.server import start_server, stop_server, wait_for_server
+    from sprintflow.orchestration.server import start_server, stop_server, wait_for_server
 
     work = Path(tempfile.mkdtemp(prefix="sprintflow-deploy-bench-"))
     home = work / "prefect-home"

@@ -61,12 +61,12 @@ def main() -> None:
         _mutation_cost(Path(tempfile.mkdtemp(prefix="sprintflow-bench-")))
         return
 
-    from sprintflow.evaluate.executors import docker_available
     from sprintflow.evaluate.plan import load_inputs
     from sprintflow.evaluate.strategies import strategy_for
     from sprintflow.flows.evaluate import evaluate_flow
     from sprintflow.io.process import run_command
-    from sprintflow.runs import run_flow
+    from sprintflow.orchestration.runs import run_flow
+    from sprintflow.sandbox.executors import docker_available
     from sprintflow.schemas import StrategyType
 
     work = Path(tempfile.mkdtemp(prefix="sprintflow-bench-"))
@@ -133,7 +133,7 @@ def main() -> None:
 
 def _docker_vs_local(repeat: int, project, workspace: Path, commands) -> tuple[float, float]:
     """The unit-test command's best time in each executor, runs interleaved so noise hits both alike."""
-    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor
+    from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, LocalExecutor
 
     command = next(c for n, c in commands if n == "unit-test")
     spec = CommandSpec(command=command, timeout=600)
@@ -147,7 +147,7 @@ def _docker_vs_local(repeat: int, project, workspace: Path, commands) -> tuple[f
 @contextmanager
 def _background_server(home: Path) -> Iterator[None]:
     """sprintflow's background server in ``home``, this process pointed at it; stopped afterwards."""
-    from sprintflow.server import ensure_background_server, stop_background_server
+    from sprintflow.orchestration.server import ensure_background_server, stop_background_server
 
     os.environ["PREFECT_HOME"] = str(home)
     os.environ.pop("PREFECT_API_URL", None)
@@ -272,13 +272,13 @@ def _measure_change(work: Path, example: str, lines: int):
     from dataclasses import replace
 
     from sprintflow.evaluate.canary import runner_of
-    from sprintflow.evaluate.executors import CommandSpec, LocalExecutor
     from sprintflow.evaluate.mutation import MutationJob, measure
     from sprintflow.evaluate.plan import load_inputs
     from sprintflow.evaluate.strategies import strategy_for
     from sprintflow.evaluate.view import open_view
     from sprintflow.judge.baseline import pin_baseline
     from sprintflow.judge.tree import WorkspaceStore, remove_tree
+    from sprintflow.sandbox.executors import CommandSpec, LocalExecutor
     from sprintflow.schemas import StrategyType
 
     workspace = _fresh_copy(example, work / f"mutation-{example}-{lines}")

@@ -204,7 +204,7 @@ def live(project: dict, checkout: Path) -> dict[str, list[int]]:
     from record_feedback import _restore, _snapshot, apply_faults
 
     from sprintflow.flows.evaluate import evaluate_flow
-    from sprintflow.runs import run_flow
+    from sprintflow.orchestration.runs import run_flow
 
     recorded, _ = load_project(project)
     first = dict(evaluations(recorded))["plain-1"]

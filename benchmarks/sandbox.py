@@ -85,7 +85,7 @@ def _sizes(prepared) -> dict[str, str]:
 
 
 def bench(name: str, repeat: int, cold: bool, scratch: Path) -> dict:
-    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor
+    from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, LocalExecutor
     from sprintflow.sandbox.prepare import prepare_sandbox, with_project_sandbox
     from tests.sandbox.projects import project_copy
 

@@ -53,7 +53,7 @@ def main() -> None:
     from prepare import prepare
 
     from sprintflow.flows.sprint import sprint_flow
-    from sprintflow.runs import run_flow
+    from sprintflow.orchestration.runs import run_flow
 
     engine_cmd = f"python3 {ROOT / 'examples/sprint-demo/generator/scripted_engine.py'}"
     with prefect_test_harness(server_startup_timeout=120):

@@ -6,7 +6,7 @@ workspaces triggered at the same instant (one client each, Prefect's default ret
 run waited for. Prints, per database: how long the triggers took, when every run had ended, the
 completed runs per second, the runs that completed and were lost, and the server's retryable errors (answered 503;
 "database is locked" among them). PostgreSQL is a cluster of the machine's own
-(``sprintflow.postgres``, as ``sprintflow server --postgres`` runs it) in a temporary folder.
+(``sprintflow.orchestration.postgres``, as ``sprintflow server --postgres`` runs it) in a temporary folder.
 
 Run: python benchmarks/team_server.py [--concurrent 20] [--databases sqlite,postgres]
 Starts and stops (by PID) its own servers, workers and cluster.
@@ -46,8 +46,8 @@ def _free_port() -> int:
 
 
 def _measure(database: str, count: int, work: Path) -> LoadResult:
-    from sprintflow.postgres import cluster_url, start_cluster, stop_cluster
-    from sprintflow.server import start_server, stop_server, wait_for_server
+    from sprintflow.orchestration.postgres import cluster_url, start_cluster, stop_cluster
+    from sprintflow.orchestration.server import start_server, stop_server, wait_for_server
 
     work.mkdir(parents=True)
     server_log = work / "server.log"

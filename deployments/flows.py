@@ -6,10 +6,10 @@ UI renders a description as markdown, so a path with ``<placeholders>`` goes in
 backticks, or its placeholder would vanish as an HTML tag),
 resolves the workspace — a local path, or a git repository and branch cloned or
 updated into a checkout cache — and paths the way the CLI does
-(:mod:`sprintflow.inputs`), then calls the existing flow as a subflow.
+(:mod:`sprintflow.io.inputs`), then calls the existing flow as a subflow.
 
 The run the operator triggered carries what they need: it ends in the subflow's
-verdict state (:mod:`sprintflow.runs`), logs the verdict line, and publishes a
+verdict state (:mod:`sprintflow.orchestration.runs`), logs the verdict line, and publishes a
 summary artifact linking to every EvalResult artifact under it. Bad input ends
 it Failed (``InvalidInput``) with a one-line message, before any work starts; so
 does a missing Docker engine (``NoVerdict``): a deployment run never falls back
@@ -34,18 +34,17 @@ from prefect.runtime import flow_run
 from prefect.states import State
 from pydantic import BaseModel, Field
 
-from sprintflow.config import load_project_config
 from sprintflow.engines import resolve_engine
 from sprintflow.errors import ExecutorUnavailable, InputError, WorkspaceError
-from sprintflow.evaluate.executors import docker_available
+from sprintflow.evaluate.config import load_project_config
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.score import score_flow
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.inputs import resolve_input, resolve_output
 from sprintflow.io.checkouts import checkout_folder
 from sprintflow.io.files import read_ndjson
+from sprintflow.io.inputs import resolve_input, resolve_output
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.runs import (
+from sprintflow.orchestration.runs import (
     ends_in_error_states,
     eval_links_markdown,
     failure_kind,
@@ -57,6 +56,7 @@ from sprintflow.runs import (
     verdict_state,
     without_heartbeats,
 )
+from sprintflow.sandbox.executors import docker_available
 from sprintflow.schemas import ExecutorConfig
 from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
 from sprintflow.settings import Settings, get_settings

@@ -7,7 +7,7 @@ instead of colliding with it. While it waits its state says so (``AwaitingConcur
 Running state whose message names the workspace: one of the state names the Prefect UI lists, so
 the deployment page shows the waiting run), and it goes on as ``Running`` when its turn comes.
 The limits show on the server's Concurrency page; a lease whose holder died expires
-within a minute (:mod:`sprintflow.concurrency`).
+within a minute (:mod:`sprintflow.orchestration.concurrency`).
 
 A sprintflow command at a terminal holds the workspace's file lock instead
 (:func:`sprintflow.io.locks.workspace_lock`), and refuses, in one line, to run beside anything;
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from prefect.runtime import flow_run
 
-from sprintflow.concurrency import ensure_limit, held_slot
 from sprintflow.io.locks import workspace_lock
+from sprintflow.orchestration.concurrency import ensure_limit, held_slot
 
 __all__ = ["AWAITING_WORKSPACE", "held_lock", "workspace_limit_name", "workspace_turn"]
 

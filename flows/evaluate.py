@@ -19,10 +19,9 @@ from prefect.runtime import flow_run
 from prefect.states import State
 from prefect.utilities.annotations import allow_failure
 
-from sprintflow.config import load_project_config
 from sprintflow.evaluate.cache import cached_result
+from sprintflow.evaluate.config import load_project_config
 from sprintflow.evaluate.criteria import judge_by_strategy
-from sprintflow.evaluate.executors import Executor, resolve_executor
 from sprintflow.evaluate.formats import artifact_description, artifact_key, eval_markdown, eval_table, verdict_line
 from sprintflow.evaluate.outcomes import fail_suppressed
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
@@ -34,7 +33,15 @@ from sprintflow.io.files import store_or_note
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
 from sprintflow.judge.tree import JudgedTree, WorkspaceStore, changed_since, remove_tree, stat_picture
-from sprintflow.runs import BLOCKED, CONTRACT_FAILED, ends_in_error_states, flow, task_value, verdict_state
+from sprintflow.orchestration.runs import (
+    BLOCKED,
+    CONTRACT_FAILED,
+    ends_in_error_states,
+    flow,
+    task_value,
+    verdict_state,
+)
+from sprintflow.sandbox.executors import Executor, resolve_executor
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import (
     CriterionResult,
@@ -106,7 +113,7 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
 
     The run ends Completed when the contract passed, else Failed: ``ContractFailed`` when the
     code failed it, ``Blocked`` when a required strategy's environment broke (see
-    :mod:`sprintflow.runs`); each state carries the EvalResult (``run_flow`` returns it).
+    :mod:`sprintflow.orchestration.runs`); each state carries the EvalResult (``run_flow`` returns it).
 
     Args:
         workspace: folder of the project under test.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from prefect.artifacts import create_markdown_artifact
 
+from sprintflow.orchestration.runs import flow
 from sprintflow.planning.planner import DEFAULT_MAX_ATTEMPTS, Plan, run_planner
-from sprintflow.runs import flow
 from sprintflow.tasks.plan import ask_planner
 
 __all__ = ["plan_flow", "plan_markdown"]

@@ -15,8 +15,8 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from sprintflow.history.dataset import parse_since
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.orchestration.runs import flow
 from sprintflow.reporting.report import Report, table_records
-from sprintflow.runs import flow
 from sprintflow.tasks.report import build_report_task, write_report_task
 
 __all__ = ["ARTIFACT_ROWS", "ReportResult", "publish_artifacts", "report_flow"]

@@ -21,7 +21,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from sprintflow.errors import InputError
-from sprintflow.runs import flow
+from sprintflow.orchestration.runs import flow
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
 from sprintflow.scoring.scorer import (

@@ -28,7 +28,7 @@ from sprintflow.io.layout import STATE_DIR, WorkspaceLayout
 from sprintflow.io.locks import workspace_lock
 from sprintflow.judge.sprint import Admission, SprintJudge
 from sprintflow.judge.tree import WorkspaceStore, remove_tree
-from sprintflow.runs import (
+from sprintflow.orchestration.runs import (
     BLOCKED,
     NEEDS_REWORK,
     FailureKind,
@@ -273,7 +273,7 @@ def sprint_flow(workspace: str, contracts: str | None = None, engine: str | None
 
     The run ends Completed when every contract completed, else Failed: ``NeedsRework`` when any
     ran out of iterations, else ``Blocked`` when any could not run (see
-    :mod:`sprintflow.runs`); each state carries the outcomes (``run_flow`` returns them).
+    :mod:`sprintflow.orchestration.runs`); each state carries the outcomes (``run_flow`` returns them).
 
     Args:
         workspace: the project the generator works on.

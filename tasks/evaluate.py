@@ -8,7 +8,7 @@ from prefect.states import State
 
 from sprintflow.evaluate.plan import EvaluationPlan
 from sprintflow.evaluate.steps import custom_criterion_step, manual_criterion_step, strategy_step
-from sprintflow.runs import CRITERION_FAILED, STRATEGY_FAILED, verdict_state
+from sprintflow.orchestration.runs import CRITERION_FAILED, STRATEGY_FAILED, verdict_state
 from sprintflow.schemas import CriterionResult, Outcome, StrategyConfig, StrategyResult
 
 from .retries import retry_on_infrastructure

@@ -7,8 +7,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from sprintflow.evaluate.executors import resolve_executor
 from sprintflow.judge.sprint import SprintJudge
+from sprintflow.sandbox.executors import resolve_executor
 from sprintflow.schemas import ProjectConfig, SprintContract
 from sprintflow.schemas.journal import IterationJournal, TesterJournal
 from sprintflow.sprint.generator import generate

@@ -55,7 +55,7 @@ def pytest_unconfigure(config):
 
 def _docker_ready() -> str | None:
     """None when a Docker engine answers and the sandbox image exists, else why not."""
-    from sprintflow.evaluate.executors import docker_available
+    from sprintflow.sandbox.executors import docker_available
 
     if not docker_available():
         return "no Docker engine answers"

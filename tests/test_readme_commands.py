@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sprintflow.cli import cli
-from sprintflow.server import stop_background_server
+from sprintflow.orchestration.server import stop_background_server
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.prefect_api import configured_api_url, prefect_api_configured
+from sprintflow.orchestration.api import configured_api_url, prefect_api_configured
 from sprintflow.settings import get_settings
 
 

@@ -60,16 +60,16 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run one of sprintflow's flows in this process against a Prefect server; returns what it judged.
 
     The server is the configured one, else a reusable background server
-    (:func:`sprintflow.server.ensure_prefect_api`); the run's URL is printed on
+    (:func:`sprintflow.orchestration.server.ensure_prefect_api`); the run's URL is printed on
     stderr. Call it after every check of the command's input: a bad input
     should cost no server.
     """
-    from sprintflow.server import ensure_prefect_api
+    from sprintflow.orchestration.server import ensure_prefect_api
 
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     module, attribute = FLOWS[name].split(":")
     flow = getattr(importlib.import_module(module), attribute)
-    from sprintflow.runs import flow_run_url, outcome_label, state_value, without_heartbeats
+    from sprintflow.orchestration.runs import flow_run_url, outcome_label, state_value, without_heartbeats
 
     global _flow_ran
     _flow_ran = True

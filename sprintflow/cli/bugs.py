@@ -11,7 +11,7 @@ import click
 
 from sprintflow.errors import InputError
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.testing.bugs import (
+from sprintflow.testruns.bugs import (
     TRANSITIONS,
     Bug,
     BugFold,

@@ -36,9 +36,9 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
 
     Exit codes: 0 pass, 1 fail, 2 usage, config or input error, 3 no verdict (e.g. no Docker engine).
     """
-    from sprintflow.evaluate.executors import resolve_executor
     from sprintflow.evaluate.plan import load_inputs
-    from sprintflow.inputs import resolve_input
+    from sprintflow.io.inputs import resolve_input
+    from sprintflow.sandbox.executors import resolve_executor
 
     # Bad input and a missing Docker engine are refused before a flow run (and a server) starts.
     contract = resolve_input(workspace, contract, "contract")

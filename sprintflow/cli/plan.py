@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.prefect_api import prefect_api_configured
+from sprintflow.orchestration.api import prefect_api_configured
 
 __all__ = ["plan"]
 
@@ -55,7 +55,7 @@ def plan(request: str, workspace: Path, engine: str | None, max_attempts: int, t
     from sprintflow.planning.planner import run_planner
 
     if use_flow if use_flow is not None else prefect_api_configured():
-        from sprintflow.server import ensure_prefect_api
+        from sprintflow.orchestration.server import ensure_prefect_api
 
         ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
         from sprintflow.flows.plan import plan_flow

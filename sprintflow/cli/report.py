@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.prefect_api import prefect_api_configured
+from sprintflow.orchestration.api import prefect_api_configured
 
 __all__ = ["report"]
 
@@ -72,7 +72,7 @@ def _run_plain(workspace: Path, out: Path | None, since: str | None, key_prefix:
 
 def _run_flow(workspace: Path, out: Path | None, since: str | None, key_prefix: str) -> tuple[str, Path]:
     from sprintflow.errors import WorkspaceError
-    from sprintflow.server import ensure_prefect_api
+    from sprintflow.orchestration.server import ensure_prefect_api
 
     if not workspace.is_dir():  # before paying for Prefect
         raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")

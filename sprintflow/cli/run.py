@@ -48,11 +48,11 @@ def run(workspace: Path, contracts: Path | None, engine: str | None, executor: s
       3  no verdict: contracts are blocked only by their environment (an engine or Docker that
          cannot run, a test run that crashed), or the Prefect server does not answer
     """
-    from sprintflow.config import load_project_config
     from sprintflow.engines import resolve_engine
-    from sprintflow.evaluate.executors import resolve_executor
-    from sprintflow.inputs import resolve_input
+    from sprintflow.evaluate.config import load_project_config
+    from sprintflow.io.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
+    from sprintflow.sandbox.executors import resolve_executor
     from sprintflow.sprint.contracts import load_contracts
 
     # Refuse bad input and a missing Docker engine before any server or flow run starts.

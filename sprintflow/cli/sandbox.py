@@ -96,6 +96,6 @@ def sweep() -> None:
 
     Exit codes: 0 swept (the count may be 0), 3 no Docker engine answers.
     """
-    from sprintflow.evaluate.docker_host import sweep_containers
+    from sprintflow.sandbox.docker_host import sweep_containers
 
     click.echo(f"removed {sweep_containers()} container(s)")

@@ -92,8 +92,8 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
         raise InputError("--compare takes both prompt files; do not combine it with --prompt")
     if compare and epochs > 1:
         raise InputError("--compare pairs one answer per case for McNemar's test; do not combine it with --epochs")
-    from sprintflow.prefect_api import prefect_api_configured
-    from sprintflow.server import ensure_prefect_api
+    from sprintflow.orchestration.api import prefect_api_configured
+    from sprintflow.orchestration.server import ensure_prefect_api
 
     flow = prefect_api_configured() if use_flow is None else use_flow
     root = Path(".")

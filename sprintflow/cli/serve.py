@@ -1,5 +1,5 @@
 """``sprintflow serve``: serve every deployment of ``deployments/prefect.yaml`` from one process
-(see :mod:`sprintflow.serving`)."""
+(see :mod:`sprintflow.deployments.serving`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sprintflow.serving import AUTOMATIONS_FILE, PREFECT_FILE
+from sprintflow.deployments.serving import AUTOMATIONS_FILE, PREFECT_FILE
 
 __all__ = ["serve"]
 
@@ -45,8 +45,8 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     Exit codes: 0 stopped with Ctrl-C, 2 a bad deployments file or option, 3 the Prefect server
     does not answer or cannot be started.
     """
-    from sprintflow.server import ensure_prefect_api
-    from sprintflow.serving import load_prefect_yaml
+    from sprintflow.deployments.serving import load_prefect_yaml
+    from sprintflow.orchestration.server import ensure_prefect_api
 
     # Before Prefect reads its settings; inherited by every flow run. On SQLite, concurrent runs
     # meet "database is locked" (answered 503, retried): 5 retries lost runs in benchmarks/deploy.py.
@@ -64,8 +64,8 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
     from prefect import serve as prefect_serve
     from prefect.settings import get_current_settings
 
-    from sprintflow.server import ensure_docker_host_limit
-    from sprintflow.serving import apply_automations, claim_names, runner_deployments
+    from sprintflow.deployments.serving import apply_automations, claim_names, runner_deployments
+    from sprintflow.orchestration.concurrency import ensure_docker_host_limit
     from sprintflow.settings import get_settings
 
     deployments = runner_deployments(config, only)
@@ -88,7 +88,7 @@ def serve(prefect_file: Path, only: tuple[str, ...], automations_file: Path | No
 
 def _warn_without_docker() -> None:
     """Say at start what a missing Docker engine will do to the runs: end them, never unsandboxed."""
-    from sprintflow.evaluate.executors import docker_available
+    from sprintflow.sandbox.executors import docker_available
 
     if not docker_available():
         click.echo("sprintflow: warning: no Docker engine answers: runs with executor auto or docker will end "

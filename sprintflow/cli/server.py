@@ -1,4 +1,7 @@
-"""``sprintflow server``: a local Prefect server with the settings that matter here (see :mod:`sprintflow.server`)."""
+"""``sprintflow server``: a local Prefect server with the settings that matter here.
+
+See :mod:`sprintflow.orchestration.server`.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,12 @@ from types import FrameType
 
 import click
 
-from sprintflow.server import (
+from sprintflow.orchestration.concurrency import ensure_docker_host_limit
+from sprintflow.orchestration.server import (
     DEFAULT_PORT,
     background_server,
     check_port,
     ensure_background_server,
-    ensure_docker_host_limit,
     prefect_home,
     start_server,
     stop_background_server,
@@ -97,7 +100,7 @@ def server(ctx: click.Context, host: str, port: int, database_url: str | None, p
 
 def _start_postgres(stack: ExitStack, folder: Path) -> str:
     """Start the PostgreSQL cluster of ``folder`` until the stack closes; returns its database URL."""
-    from sprintflow.postgres import cluster_url, start_cluster, stop_cluster
+    from sprintflow.orchestration.postgres import cluster_url, start_cluster, stop_cluster
 
     cluster = start_cluster(folder)
     stack.callback(stop_cluster, cluster)  # after the server: it closes its connections first
@@ -159,8 +162,8 @@ def status() -> None:
     \b
     Exit codes: 0 a background server runs, 1 none runs.
     """
-    from sprintflow.prefect_api import answers, configured_api_url, local_api_url
-    from sprintflow.server import found_server
+    from sprintflow.orchestration.api import answers, configured_api_url, local_api_url
+    from sprintflow.orchestration.server import found_server
 
     running = background_server()
     configured, local = configured_api_url(), local_api_url()
@@ -187,7 +190,7 @@ def limits(docker_slots: int | None, docker_host: str | None) -> None:
 
     Exit codes: 0 created or updated (it prints the limit), 2 a bad option, 3 the Prefect server does not answer.
     """
-    from sprintflow.server import ensure_prefect_api
+    from sprintflow.orchestration.server import ensure_prefect_api
 
     ensure_prefect_api(announce=lambda text: click.echo(text, err=True))
     name, slots = ensure_docker_host_limit(docker_slots, docker_host)

@@ -27,7 +27,7 @@ def status(workspace: Path, contracts: Path | None, as_json: bool) -> None:
     from rich.table import Table
 
     from sprintflow.evaluate.result import load_eval
-    from sprintflow.inputs import resolve_input
+    from sprintflow.io.inputs import resolve_input
     from sprintflow.io.layout import WorkspaceLayout
     from sprintflow.sprint.contracts import dependency_order, load_contracts
 

@@ -11,7 +11,7 @@ from sprintflow.errors import InputError, TestRunCrashed
 from sprintflow.io.confine import NotRegular, open_regular
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.validation import load_document
-from sprintflow.testing.testrun import TEST_REPORT_FORMATS, build_test_run, new_run_id
+from sprintflow.testruns.testrun import TEST_REPORT_FORMATS, build_test_run, new_run_id
 
 MAX_REPORT_BYTES = 64 << 20
 """A report larger than this is read only up to here."""

@@ -27,7 +27,7 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Exit codes: 0 all valid, 2 any invalid.
     """
-    from sprintflow.config import BOBER_CONFIG, config_problems
+    from sprintflow.evaluate.config import BOBER_CONFIG, config_problems
 
     loaded: list[tuple[Path, Any]] = []
     problems: list[Problem] = []

@@ -1,4 +1,7 @@
-"""``sprintflow worker image``: the flow-run image of the Docker work pool (see :mod:`sprintflow.runner_image`)."""
+"""``sprintflow worker image``: the flow-run image of the Docker work pool.
+
+See :mod:`sprintflow.sandbox.runner_image`.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +34,6 @@ def image(tag: str, base: str) -> None:
     Then: prefect work-pool create sprintflow-docker --type docker \\
             --base-job-template deployments/work-pools/docker-job-template.json
     """
-    from sprintflow.runner_image import build_runner_image
+    from sprintflow.sandbox.runner_image import build_runner_image
 
     click.echo(build_runner_image(tag, base, progress=lambda line: click.echo(line, err=True)))

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sprintflow.config import load_project_config
 from sprintflow.errors import WorkspaceError
+from sprintflow.evaluate.config import load_project_config
 from sprintflow.judge.tree import JudgedTree
+from sprintflow.sandbox.executors import Executor
 from sprintflow.schemas import (
     ProjectConfig,
     SprintContract,
@@ -21,7 +22,6 @@ from sprintflow.schemas import (
 )
 from sprintflow.schemas.strategies import MutationSettings
 
-from .executors import Executor
 from .mutation import MutationJob
 from .outcomes import Reference
 from .strategies import STRATEGIES, Strategy, StrategyRun, strategy_for
@@ -171,7 +171,7 @@ def plan_evaluation(workspace: Path | str, contract_path: Path | str, executor: 
     """Everything one evaluation needs, decided before anything runs.
 
     Example:
-        >>> from sprintflow.evaluate.executors import LocalExecutor
+        >>> from sprintflow.sandbox.executors import LocalExecutor
         >>> from sprintflow.judge.tree import JudgedTree
         >>> tree = JudgedTree(Path("examples/python-api").resolve(), "0" * 64, Path("examples/python-api").resolve())
         >>> plan = plan_evaluation("examples/python-api", "examples/python-api/.sprintflow/contracts/"

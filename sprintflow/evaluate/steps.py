@@ -17,6 +17,7 @@ from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.process import CommandResult
 from sprintflow.parsers import ParsedReport, parse_report
+from sprintflow.sandbox.executors import CommandSpec
 from sprintflow.schemas import (
     CriterionResult,
     Outcome,
@@ -26,14 +27,13 @@ from sprintflow.schemas import (
     SuccessCriterion,
     VerificationMethod,
 )
-from sprintflow.testing.testrun import record_test_run
+from sprintflow.testruns.testrun import record_test_run
 
 from .autofix import without_autofix
 from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
 from .canary import plant, runner_of
 from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt, skipped_manual
 from .excerpt import combined_output
-from .executors import CommandSpec
 from .inference import ReportSpec, infer_report
 from .mutation import measure, with_mutation
 from .outcomes import judge_outcomes, reference_of
@@ -188,7 +188,7 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
         return judged.result
     # Imported once tests ran: pydantic reads the Bug model's field docstrings by searching every
     # loaded module, 50 ms once Prefect is loaded, which a cached evaluation need not pay.
-    from sprintflow.testing.bugs import sync_bugs
+    from sprintflow.testruns.bugs import sync_bugs
 
     run_id = judged.test_run.run_id
     try:

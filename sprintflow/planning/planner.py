@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sprintflow.config import load_project_config
 from sprintflow.engines import EngineReply, engine_env, extract_json, resolve_engine, run_engine
 from sprintflow.errors import DocumentError, EngineError, InfrastructureError, Problem
+from sprintflow.evaluate.config import load_project_config
 from sprintflow.io.containment import Bind, Containment
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS

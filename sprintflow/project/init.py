@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sprintflow.config import config_sources, load_project_config, rule_problems
 from sprintflow.errors import InputError, WorkspaceError
+from sprintflow.evaluate.config import config_sources, load_project_config, rule_problems
 from sprintflow.evaluate.detect import NATIVE_MANIFESTS, detect_checks, detect_preset
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text

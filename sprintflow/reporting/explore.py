@@ -444,7 +444,7 @@ def _scores(scores: pd.DataFrame) -> pd.DataFrame:
 
 def _flow_run_page() -> str | None:
     """Where the Prefect UI shows a flow run (``…/runs/flow-run/<id>``), when a server is configured."""
-    from sprintflow.prefect_api import configured_api_url
+    from sprintflow.orchestration.api import configured_api_url
 
     api = configured_api_url()
     if not api:

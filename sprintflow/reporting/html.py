@@ -1,7 +1,7 @@
 """The report as one interactive HTML file that opens from disk: no server, no network.
 
 Everything is inline: the vega, vega-lite and vega-embed bundles (see
-:mod:`sprintflow.reporting.views` for why Vega-Lite), the specification with
+:mod:`sprintflow.reporting.interactive` for why Vega-Lite), the specification with
 its day-level cubes, and the sample of evaluations the drill-down lists. The
 filter bar (dates, contract, engine, strategy, criterion, executor, rows per
 table) drives every chart and table; clicking a point or a bar lists the
@@ -26,8 +26,8 @@ from typing import Any
 
 from sprintflow.io.files import atomic_write_text
 from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
+from sprintflow.reporting.interactive import PICKS, ROW_PICKS, page_spec
 from sprintflow.reporting.report import Report
-from sprintflow.reporting.views import PICKS, ROW_PICKS, page_spec
 
 __all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]
 

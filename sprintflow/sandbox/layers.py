@@ -34,7 +34,7 @@ from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 
 from .dependencies import PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
-from .registry import node_package_name, unpacked_package
+from .downloads import node_package_name, unpacked_package
 
 __all__ = [
     "KIND_LABEL",

@@ -22,12 +22,12 @@ from sprintflow.io.files import file_lock
 from sprintflow.schemas import DEFAULT_IMAGE
 
 from .dependencies import plan_dependencies
+from .downloads import host_ca_bundle, node_versions, npm_for_node, sandbox_cache
 from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
-from .registry import host_ca_bundle, node_versions, npm_for_node, sandbox_cache
 from .runtimes import RuntimeUnavailable, declared_runtimes, pick_node_version, pick_python_suite
 
 if TYPE_CHECKING:
-    from sprintflow.evaluate.executors import Executor
+    from sprintflow.sandbox.executors import Executor
 
 __all__ = ["PreparedSandbox", "prepare_sandbox", "suite_base_image", "with_project_sandbox"]
 
@@ -125,7 +125,7 @@ def with_project_sandbox(executor: Executor, workspace: Path, progress: Progress
     A local executor, or a Docker one configured with an image of the project's
     choosing (``executor.image``), is returned as it is: the project chose its environment.
     """
-    from sprintflow.evaluate.executors import DockerExecutor
+    from sprintflow.sandbox.executors import DockerExecutor
 
     if not isinstance(executor, DockerExecutor) or executor.sandbox is not None or not workspace.is_dir():
         return executor  # (a missing workspace is reported by the evaluation's own input checks)

@@ -11,8 +11,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .downloads import node_package_name, sandbox_cache
 from .layers import KIND_LABEL, _docker
-from .registry import node_package_name, sandbox_cache
 
 __all__ = ["PruneReport", "prune_sandbox"]
 

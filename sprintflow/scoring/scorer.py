@@ -184,7 +184,7 @@ def prepare_run(skill: str | None, *, root: Path | str = ".", cases: Path | str 
 def _config_engines(root: Path) -> Any:
     """The project's ``engines`` config, or None when there is no config loader or file."""
     try:
-        from sprintflow.config import find_config_file, load_project_config
+        from sprintflow.evaluate.config import find_config_file, load_project_config
     except ImportError:  # the config loader is optional for scoring
         return None
     if not root.is_dir() or find_config_file(root) is None:

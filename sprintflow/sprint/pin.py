@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sprintflow.config import find_config_file, load_project_config
 from sprintflow.errors import ConfigError, InfrastructureError, WorkspaceError
+from sprintflow.evaluate.config import find_config_file, load_project_config
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.git import git
 from sprintflow.io.layout import WorkspaceLayout

@@ -15,7 +15,7 @@ One tester step (:func:`run_tester_step`):
 3. runs the tests with the configured command through an Executor, on the judged
    tree (the baseline, the generator's judged change and these tests: never the
    workspace), killed at the time limit (the seed's 60 s; a killed run has crashed);
-4. judges the run (:func:`~sprintflow.testing.testrun.build_test_run`), bridges
+4. judges the run (:func:`~sprintflow.testruns.testrun.build_test_run`), bridges
    it to ``bugs.ndjson`` and writes ``result.json`` (and the engine's answer,
    ``engine.txt``) into the run folder;
 5. runs the seed's self-checks (:func:`self_check`).
@@ -33,7 +33,6 @@ from typing import Literal
 from sprintflow.engines import EngineReply, engine_env, resolve_engine, run_engine
 from sprintflow.errors import ConfigError, EngineUnavailable, InputError
 from sprintflow.evaluate.canary import runner_of
-from sprintflow.evaluate.executors import CommandSpec, Executor
 from sprintflow.evaluate.mutation import MutationJob, measure
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.containment import Bind, Containment
@@ -42,14 +41,15 @@ from sprintflow.io.hashing import IGNORED_DIRS
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.io.process import CommandResult
 from sprintflow.judge.tree import JudgedTree, WorkspaceStore, remove_tree
+from sprintflow.sandbox.executors import CommandSpec, Executor
 from sprintflow.schemas import ProjectConfig, SprintContract, StrategyType, TesterConfig
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.journal import EngineCall, TesterFailure, TesterJournal
 from sprintflow.schemas.testrun import TestRun
 from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.guard import Snapshot, outside_scope
-from sprintflow.testing.bugs import sync_bugs
-from sprintflow.testing.testrun import build_test_run, declared_status_codes, new_run_id, record_test_run
+from sprintflow.testruns.bugs import sync_bugs
+from sprintflow.testruns.testrun import build_test_run, declared_status_codes, new_run_id, record_test_run
 
 __all__ = [
     "TESTER_MODES",

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from sprintflow.cli import cli
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.testing.bugs import open_bug
+from sprintflow.testruns.bugs import open_bug
 
 
 def bugs(*args):

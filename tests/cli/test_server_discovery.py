@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from sprintflow.cli import cli
-from sprintflow.server import ensure_prefect_api
+from sprintflow.orchestration.server import ensure_prefect_api
 
 
 class _Health(BaseHTTPRequestHandler):

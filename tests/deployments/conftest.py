@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.server import start_server, stop_server, wait_for_server
+from sprintflow.orchestration.server import start_server, stop_server, wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

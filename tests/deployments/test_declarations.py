@@ -15,7 +15,7 @@ import pytest
 from prefect.flows import load_flow_from_entrypoint
 from prefect.utilities.callables import parameter_schema
 
-from sprintflow.serving import load_automations, load_prefect_yaml, runner_deployments
+from sprintflow.deployments.serving import load_automations, load_prefect_yaml, runner_deployments
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYMENTS = ROOT / "deployments"

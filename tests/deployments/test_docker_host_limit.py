@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from sprintflow.evaluate.docker_host import docker_host_limit_name
-from sprintflow.server import ensure_docker_host_limit
+from sprintflow.orchestration.concurrency import docker_host_limit_name, ensure_docker_host_limit
 
 from .conftest import ROOT
 
@@ -30,7 +29,7 @@ def test_limit_names_follow_docker_host():
 
 def _evaluate_two_strategies(tmp_path, name: str) -> list[tuple[float, float]]:
     from sprintflow.flows.evaluate import evaluate_flow
-    from sprintflow.runs import run_flow
+    from sprintflow.orchestration.runs import run_flow
 
     workspace = make_workspace(tmp_path / name)
     (workspace / "state.txt").write_text("2")
@@ -66,7 +65,7 @@ def _slots_in_use() -> int:
 def _containers_of(label: str) -> list:
     import docker
 
-    from sprintflow.evaluate.docker_host import OWNER_LABEL
+    from sprintflow.sandbox.docker_host import OWNER_LABEL
 
     return [c for c in docker.from_env().containers.list(all=True, filters={"label": "sprintflow.managed=true"})
             if c.labels.get(OWNER_LABEL) == label]
@@ -79,15 +78,15 @@ def test_a_sigkilled_runs_container_and_slot_are_taken_back_at_the_next_start(do
     import signal
     import subprocess
 
-    from sprintflow.evaluate import docker_host
-    from sprintflow.evaluate.docker_host import owner_label
-    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
+    from sprintflow.sandbox import docker_host
+    from sprintflow.sandbox.docker_host import owner_label
+    from sprintflow.sandbox.executors import CommandSpec, DockerExecutor
 
     from .conftest import wait_until
 
     ensure_docker_host_limit(1)
     owner = subprocess.Popen([sys.executable, "-c", (
-        "from pathlib import Path; from sprintflow.evaluate.executors import CommandSpec, DockerExecutor; "
+        "from pathlib import Path; from sprintflow.sandbox.executors import CommandSpec, DockerExecutor; "
         f"DockerExecutor().run(Path({str(tmp_path)!r}), CommandSpec('sleep 300', timeout=300))")],
         env=server_env)
     label = owner_label(owner.pid)

@@ -41,7 +41,7 @@ def docker_pool(server_env, use_server, docker_ready):
 def test_a_docker_worker_runs_a_deployed_evaluation_in_the_runner_image(server_env, docker_pool, tmp_path):
     from prefect.client.orchestration import get_client
 
-    from sprintflow.runner_image import RUNNER_IMAGE, build_runner_image
+    from sprintflow.sandbox.runner_image import RUNNER_IMAGE, build_runner_image
 
     image = build_runner_image(progress=print)  # cached: rebuilt only when sprintflow's sources change
     assert image == RUNNER_IMAGE

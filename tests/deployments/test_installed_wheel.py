@@ -60,7 +60,8 @@ def _see_these_packages(new_venv: Path) -> None:
 
 def test_the_wheel_carries_the_deployment_files(installed, tmp_path):
     where = subprocess.run([f"{installed}/bin/python", "-c",
-                            "import sprintflow.serving as s; print(s.PREFECT_FILE); print(s.AUTOMATIONS_FILE)"],
+                            "import sprintflow.deployments.serving as s; "
+                            "print(s.PREFECT_FILE); print(s.AUTOMATIONS_FILE)"],
                            capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
     assert all(path.startswith(installed) and "site-packages/sprintflow/deployments/" in path for path in where)
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from sprintflow.serving import apply_automations, load_prefect_yaml, runner_deployments
+from sprintflow.deployments.serving import apply_automations, load_prefect_yaml, runner_deployments
 
 from .conftest import ROOT, deployed_flows, wait_until
 

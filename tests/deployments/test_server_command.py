@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.server import wait_for_server
+from sprintflow.orchestration.server import wait_for_server
 
 from .conftest import ROOT, free_port
 
@@ -128,7 +128,7 @@ def test_sigterm_stops_the_whole_server(tmp_path):
 @pytest.fixture
 def background_home(tmp_path):
     """A PREFECT_HOME of its own and a free port: the background server started there is stopped afterwards."""
-    from sprintflow.server import stop_background_server
+    from sprintflow.orchestration.server import stop_background_server
 
     home = tmp_path / "home"
     env = {**os.environ, "PREFECT_HOME": str(home), "SPRINTFLOW_SERVER_PORT": str(free_port()),
@@ -165,7 +165,7 @@ def test_the_first_command_starts_a_background_server_later_ones_reuse_it_and_st
     imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines()
                 if line.startswith("import time:")}
     assert "prefect.flow_engine" in imported
-    assert not {"pandas", "fastapi", "nodesemver", "sprintflow.testing.bugs"} & imported
+    assert not {"pandas", "fastapi", "nodesemver", "sprintflow.testruns.bugs"} & imported
     assert json.loads((home / "sprintflow-server.json").read_text())["pid"] == record["pid"]
 
     status = _sprintflow("server", "status", env=env)

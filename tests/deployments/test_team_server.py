@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.server import wait_for_server
+from sprintflow.orchestration.server import wait_for_server
 
 from .conftest import ROOT, free_port, wait_until
 

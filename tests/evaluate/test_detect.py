@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sprintflow.config import load_project_config
 from sprintflow.errors import DocumentError
+from sprintflow.evaluate.config import load_project_config
 from sprintflow.evaluate.detect import PYTHON_BUILD, detect_checks, detect_preset
 from tests.fixtures.projects import PROJECTS, lay_out
 

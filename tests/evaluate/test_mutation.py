@@ -14,7 +14,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from sprintflow.evaluate.executors import LocalExecutor
 from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, summarize, untested, with_mutation
 from sprintflow.evaluate.mutation import _stryker as stryker_command
 from sprintflow.evaluate.mutation import _stryker_report as stryker_report
@@ -22,12 +21,13 @@ from sprintflow.evaluate.mutation.changes import ChangedFile, changed_files, cha
 from sprintflow.evaluate.view import open_view
 from sprintflow.judge.baseline import pin_baseline
 from sprintflow.judge.tree import WorkspaceStore, remove_tree
+from sprintflow.sandbox.executors import LocalExecutor
 from sprintflow.schemas import Outcome, StrategyResult
 from sprintflow.schemas.evaluation import MutantRecord
 from sprintflow.schemas.strategies import MutationSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
-RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/evaluate/runners/mutate_python.py"
+RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/sandbox/scripts/mutate_python.py"
 FUNCTIONS = RUNNER.with_name("stryker_functions.cjs")
 TS_APP = Path(__file__).resolve().parents[2] / "examples/ts-app"
 

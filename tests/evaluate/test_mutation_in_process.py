@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/evaluate/runners/mutate_python.py"
+RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/sandbox/scripts/mutate_python.py"
 
 SOURCE = '''\
 RATE = 3

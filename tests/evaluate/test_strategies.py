@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from sprintflow.errors import ConfigError
-from sprintflow.evaluate.executors import LocalExecutor
 from sprintflow.evaluate.strategies import StrategyRun, strategy_for
+from sprintflow.sandbox.executors import LocalExecutor
 from sprintflow.schemas import ProjectConfig, parse_strategy
 
 

@@ -66,7 +66,7 @@ def test_a_layer_mounted_again_starts_from_nothing(tmp_path, overlays):
 
 def test_a_strategy_that_modifies_sources_fails_naming_them_and_the_workspace_is_unchanged(prefect_harness, tmp_path):
     from sprintflow.flows.evaluate import evaluate_flow
-    from sprintflow.runs import run_flow
+    from sprintflow.orchestration.runs import run_flow
 
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)

@@ -7,7 +7,7 @@ import json
 import sys
 
 from sprintflow.flows.evaluate import evaluate_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 
 CONTRACT = {
     "contractId": "sprint-b-1", "specId": "b", "sprintNumber": 1, "title": "t", "description": "d",

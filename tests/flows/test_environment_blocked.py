@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from tests.fixtures.evals import eval_path
 from tests.redteam.victims import CONTRACT_ID, python_victim
 

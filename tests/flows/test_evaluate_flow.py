@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from sprintflow.flows.evaluate import evaluate_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 from sprintflow.schemas.validation import validate_data
 from tests.fixtures.evals import eval_id_pattern

@@ -13,7 +13,7 @@ import pytest
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.history.dataset import EVALS, read_table
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 
 CONTRACT = {
     "contractId": "sprint-s-1", "specId": "s", "sprintNumber": 1, "title": "t", "description": "d",

@@ -11,7 +11,7 @@ import pytest
 from sprintflow.errors import DocumentError
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.runs import run_flow, without_heartbeats
+from sprintflow.orchestration.runs import run_flow, without_heartbeats
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace
 
 CONTRACT = ".sprintflow/contracts/sprint-spec-tiny-1.json"

@@ -18,9 +18,9 @@ from sprintflow.evaluate.result import contract_evals, load_eval
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.history.sources import load_history
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.report import build_report, write_report
-from sprintflow.runs import run_flow
 from tests.fixtures.sprint.make_workspace import make_workspace
 from tests.reporting.test_html import _open, sync_playwright  # noqa: F401  (the browser fixture)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult, SprintContract
 from tests.fixtures.evals import eval_path
 from tests.fixtures.sprint.make_workspace import ENGINE, make_workspace

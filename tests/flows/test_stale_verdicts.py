@@ -6,7 +6,7 @@ import json
 import sys
 
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 from tests.fixtures.evals import eval_path
 from tests.redteam.test_cheats import CHEATER

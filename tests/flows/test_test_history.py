@@ -7,9 +7,9 @@ from pathlib import Path
 
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.history.sources import load_history
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.report import build_report
-from sprintflow.runs import run_flow
 
 CONTRACT = "sprint-spec-calc-1"
 TESTS = '''from calc import add

@@ -9,7 +9,7 @@ import pytest
 
 from sprintflow.flows.sprint import sprint_flow
 from sprintflow.history.dataset import EVALS, read_table
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 from tests.fixtures.evals import eval_path
 from tests.redteam.victims import CONTRACT_ID, python_victim

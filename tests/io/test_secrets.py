@@ -10,7 +10,7 @@ from prefect.client.orchestration import get_client
 from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.io import secrets
 from sprintflow.io.secrets import looks_secret, mask_data, mask_secrets, strategy_env
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 
 DATABASE_URL = "postgres://app:s3cr3t-passw0rd@db.internal:5432/app"
 STRIPE_SK = "sk_live_51HxQpZ2eZvKYlo2CabcdefghijKLMN"

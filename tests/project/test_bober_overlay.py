@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from sprintflow.config import config_problems, load_project_config
 from sprintflow.errors import DocumentError
+from sprintflow.evaluate.config import config_problems, load_project_config
 
 BOBER = {
     "projectName": "todo",

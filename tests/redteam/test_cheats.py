@@ -24,7 +24,7 @@ import pytest
 import sprintflow
 from sprintflow.evaluate.result import contract_evals
 from sprintflow.flows.sprint import sprint_flow
-from sprintflow.runs import run_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 
 from .cheater import LEAKS, SECRET_ENV, TAMPERED

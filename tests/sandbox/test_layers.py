@@ -15,11 +15,11 @@ from pathlib import Path
 import docker
 import pytest
 
-from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
 from sprintflow.judge.tree import WorkspaceStore, remove_tree
+from sprintflow.sandbox.downloads import sandbox_cache
+from sprintflow.sandbox.executors import CommandSpec, DockerExecutor
 from sprintflow.sandbox.prepare import prepare_sandbox, with_project_sandbox
 from sprintflow.sandbox.prune import prune_sandbox
-from sprintflow.sandbox.registry import sandbox_cache
 from sprintflow.sandbox.runtimes import RuntimeUnavailable
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sandbox"

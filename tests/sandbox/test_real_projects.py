@@ -120,7 +120,7 @@ def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tm
 @pytest.mark.slow
 def test_a_python_from_another_debian_release(docker_ready, tmp_path):
     """``.python-version 3.13``: the trixie base is debootstrapped once (minutes), then reused."""
-    from sprintflow.evaluate.executors import CommandSpec, DockerExecutor
+    from sprintflow.sandbox.executors import CommandSpec, DockerExecutor
     from sprintflow.sandbox.prepare import with_project_sandbox
 
     workspace = project_copy("outcome", tmp_path)

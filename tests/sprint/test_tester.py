@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from sprintflow.errors import InputError
-from sprintflow.evaluate.executors import LocalExecutor
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.sandbox.executors import LocalExecutor
 from sprintflow.schemas import ProjectConfig, SprintContract
 from sprintflow.schemas.journal import EngineCall, TesterJournal
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
 from sprintflow.sprint import tester  # its tester_* names would be collected as tests if imported
 from sprintflow.sprint.guard import Snapshot, paths_scope
 from sprintflow.sprint.tester import load_test_run, next_mode, run_tester_step, self_check
-from sprintflow.testing.bugs import list_bugs
+from sprintflow.testruns.bugs import list_bugs
 from tests.fixtures.sprint.make_workspace import TESTER, add_todo_contract, make_workspace
 
 TESTS_DIR = "tests/sprintflow"
@@ -206,7 +206,7 @@ def test_a_snapshot_puts_back_a_file_that_became_a_folder(tmp_path):
 
 
 def test_the_tests_run_under_the_configured_docker_limits(tiny, docker_ready):
-    from sprintflow.evaluate.executors import resolve_executor
+    from sprintflow.sandbox.executors import resolve_executor
     from sprintflow.schemas.config import ExecutorConfig
 
     # The tests run only if the container has the configured limits (cgroup v2 files, else v1).

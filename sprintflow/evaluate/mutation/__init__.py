@@ -5,10 +5,10 @@ does. After a unit-test run passed, the judge mutates the lines the change touch
 sprint's baseline, :mod:`.changes`) with the ecosystem's own mutation tool and runs the same test
 command against each mutant, in a layer of its own (the judged tree, without the run's canaries):
 
-* **pytest**: cosmic-ray, through its runner in ``evaluate/runners/mutate_python.py``;
+* **pytest**: cosmic-ray, through its runner in ``sandbox/scripts/mutate_python.py``;
 * **vitest, jest**: Stryker (``@stryker-mutator/core`` and the runner's plugin, from the project's
   own ``node_modules``: a project without them is told how to add them, and judged without it);
-  its mutants are put in their functions by ``runners/stryker_functions.cjs`` (Stryker names none).
+  its mutants are put in their functions by ``sandbox/scripts/stryker_functions.cjs`` (Stryker names none).
 
 Which changed files are tests is the mutation run's to say, never a name's: every changed file of
 the runner's language is handed to the tool, and those its runner collected tests from are left
@@ -49,11 +49,11 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from sprintflow.io.confine import read_confined
 from sprintflow.judge.baseline import load_baseline
 from sprintflow.judge.tree import WorkspaceStore
+from sprintflow.sandbox.executors import CommandSpec, Executor
 from sprintflow.schemas import Diagnostic, Outcome, StrategyResult
 from sprintflow.schemas.evaluation import MutantRecord, MutantStatus, MutatedFunction, MutationResult
 from sprintflow.schemas.strategies import MutationSettings
 
-from ..executors import CommandSpec, Executor
 from .changes import ChangedFile, changed_files
 
 __all__ = ["MutationJob", "measure", "summarize", "untested", "with_mutation"]
@@ -216,7 +216,7 @@ def _cosmic_ray(layer: Path, executor: Executor, changes: list[ChangedFile], com
            "budget": settings.budget, "mutantTimeout": mutant_timeout, "seed": secrets.randbits(32),
            "report": f"{FOLDER}/report.json"}
     (layer / FOLDER / "job.json").write_text(json.dumps(job), encoding="utf-8")
-    runner = shlex.quote(executor.runner("mutate_python.py"))
+    runner = shlex.quote(executor.script("mutate_python.py"))
     return f"{shlex.quote(executor.python)} {runner} {FOLDER}/job.json"
 
 
@@ -249,7 +249,7 @@ def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner
               "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
               "disableTypeChecks": True}
     (layer / FOLDER / "stryker.json").write_text(json.dumps(config), encoding="utf-8")
-    functions = shlex.quote(executor.runner("stryker_functions.cjs"))
+    functions = shlex.quote(executor.script("stryker_functions.cjs"))
     return (f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
             f"run {FOLDER}/stryker.json && node {functions} {FOLDER}/report.json {FOLDER}/functions.json")
 

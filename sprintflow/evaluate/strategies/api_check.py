@@ -1,7 +1,7 @@
 """api-check: start the server, wait for its ready line, check each endpoint, stop it and its children.
 
 The checks run in a stdlib-only runner script beside the code under test
-(:mod:`sprintflow.evaluate.runners.apicheck`), inside the executor, so they see
+(:mod:`sprintflow.sandbox.scripts.apicheck`), inside the executor, so they see
 the server exactly as the other strategies see the code. A 5xx is pointed at
 the line that crashed, from the server's own stack trace.
 """
@@ -60,7 +60,7 @@ class ApiCheckStrategy(Strategy[ApiCheckConfig]):
                 "Configuration note: api-check lists no endpoints (config.endpoints), so it checked nothing. "
                 "List the endpoints and their expected statuses to have them checked.")))
         spec = settings.model_dump(mode="json", by_alias=True, exclude_none=True)
-        command = f"python3 {shlex.quote(run.executor.runner('apicheck.py'))}"
+        command = f"python3 {shlex.quote(run.executor.script('apicheck.py'))}"
         outcome = execute(run, command, env={"SPRINTFLOW_APICHECK_SPEC": json.dumps(spec)})
         failure = infrastructure_failure(run, settings.server_command or command, outcome)
         if failure:

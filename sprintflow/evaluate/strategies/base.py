@@ -19,6 +19,7 @@ from sprintflow.errors import ConfigError, OutsideWorkspace, ReportError
 from sprintflow.io.confine import confined, read_confined
 from sprintflow.io.process import CommandResult
 from sprintflow.parsers import ParsedReport, parse_report
+from sprintflow.sandbox.executors import CommandSpec, Executor
 from sprintflow.schemas import Diagnostic, Outcome, ProjectConfig, SprintContract, StrategyResult, StrategyType
 from sprintflow.schemas.strategies import CommandSettings, StrategyConfig
 from sprintflow.schemas.testrun import TestRun
@@ -26,7 +27,6 @@ from sprintflow.schemas.testrun import TestRun
 from ..autofix import without_autofix
 from ..canary import Canary
 from ..excerpt import combined_output, relevant_output
-from ..executors import CommandSpec, Executor
 from ..inference import ReportSpec, infer_report
 from ..outcomes import Reference
 

@@ -13,7 +13,7 @@ from sprintflow.io.process import CommandResult
 from sprintflow.parsers import ParsedReport
 from sprintflow.schemas import Diagnostic, Outcome, StrategyResult, StrategyType
 from sprintflow.schemas.strategies import UnitTestStrategy as UnitTestConfig
-from sprintflow.testing.testrun import TEST_REPORT_FORMATS, judge_test_run, new_run_id
+from sprintflow.testruns.testrun import TEST_REPORT_FORMATS, judge_test_run, new_run_id
 
 from ..canary import plant, runner_of
 from ..outcomes import Outcomes, judge_outcomes, reference_of

@@ -38,7 +38,8 @@ from typing import IO
 from sprintflow.errors import InfrastructureError
 from sprintflow.io.files import atomic_write_text, file_lock
 from sprintflow.io.process import Child, spawn, stop_group, stop_process
-from sprintflow.prefect_api import answers, configured_api_url, local_api_url, reachable
+from sprintflow.orchestration.api import answers, configured_api_url, local_api_url, reachable
+from sprintflow.orchestration.concurrency import ensure_docker_host_limit
 from sprintflow.settings import DEFAULT_PORT, get_settings
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "background_server",
     "check_port",
     "ensure_background_server",
-    "ensure_docker_host_limit",
     "prefect_home",
     "start_server",
     "stop_background_server",
@@ -261,28 +261,6 @@ def stop_background_server(home: Path | None = None, timeout: float = 20) -> Bac
         stop_group(server.pid, signal.SIGINT, timeout)  # it leads its own process group
         (home / RECORD_FILE).unlink(missing_ok=True)
     return server
-
-
-def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None = None) -> tuple[str, int]:
-    """Create this Docker host's global concurrency limit; returns its name and slot count.
-
-    An existing limit keeps its slots unless ``slots`` is given. The default is
-    the host's CPU count: each container gets ``executor.cpus`` (default 2), so
-    more would mostly queue on the CPU anyway.
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
-
-    from sprintflow.concurrency import ensure_limit
-    from sprintflow.evaluate.docker_host import docker_host_limit_name
-
-    name = docker_host_limit_name(docker_host)
-    existing = ensure_limit(name, slots or os.cpu_count() or 1)
-    if slots is not None and slots != existing:
-        with get_client(sync_client=True) as client:
-            client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=slots))
-        return name, slots
-    return name, existing
 
 
 def found_server(configured: str | None, local: str) -> str:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sprintflow.sandbox.prepare import PreparedSandbox
 
 __all__ = [
-    "RUNNERS_DIR",
+    "SCRIPTS_DIR",
     "CommandSpec",
     "DockerExecutor",
     "Executor",
@@ -44,11 +44,11 @@ __all__ = [
 
 logger = logging.getLogger("sprintflow.executors")
 
-RUNNERS_DIR = Path(__file__).parent / "runners"
+SCRIPTS_DIR = Path(__file__).parent / "scripts"
 """Helper scripts (api-check) that run next to the code under test, stdlib only."""
 
 CONTAINER_WORKSPACE = "/workspace"
-CONTAINER_RUNNERS = "/opt/sprintflow/runners"
+CONTAINER_SCRIPTS = "/opt/sprintflow/scripts"
 KILL_AFTER_S = 5
 NODE_SCRATCH = (".cache", ".vite", ".vitest")
 """Folders tools write caches into under node_modules: writable scratch over the read-only dependencies."""
@@ -95,8 +95,8 @@ class Executor(ABC):
         """The workspace as the command sees it (tools print paths relative to this)."""
 
     @abstractmethod
-    def runner(self, name: str) -> str:
-        """Path of a bundled runner script as the command sees it."""
+    def script(self, name: str) -> str:
+        """Path of a script of `sprintflow/sandbox/scripts/` as the command sees it."""
 
     def describe(self) -> str:
         return self.kind
@@ -145,8 +145,8 @@ class LocalExecutor(Executor):
             return self.binding.workspace
         return str(workspace.resolve())
 
-    def runner(self, name: str) -> str:
-        return str(RUNNERS_DIR / name)
+    def script(self, name: str) -> str:
+        return str(SCRIPTS_DIR / name)
 
     @property
     def python(self) -> str:
@@ -188,8 +188,8 @@ class DockerExecutor(Executor):
                               network=networked, output_limit=self.config.output_limit,
                               pass_env=self.config.pass_env)
 
-    def runner(self, name: str) -> str:
-        return f"{CONTAINER_RUNNERS}/{name}"
+    def script(self, name: str) -> str:
+        return f"{CONTAINER_SCRIPTS}/{name}"
 
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
         import docker  # lazily: importing the SDK costs start-up time for local-only runs
@@ -215,7 +215,7 @@ class DockerExecutor(Executor):
         from docker.errors import DockerException
 
         volumes = {str(workspace.resolve()): {"bind": CONTAINER_WORKSPACE, "mode": "rw"},
-                   str(RUNNERS_DIR): {"bind": CONTAINER_RUNNERS, "mode": "ro"}}
+                   str(SCRIPTS_DIR): {"bind": CONTAINER_SCRIPTS, "mode": "ro"}}
         tmpfs = {"/tmp": "rw,exec,size=1g"}
         if self.sandbox is not None and not spec.image:
             _sandbox_dependencies(self.sandbox, volumes, tmpfs)

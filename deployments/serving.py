@@ -13,12 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import sprintflow.deployments
-
 __all__ = ["AUTOMATIONS_FILE", "DEPLOYMENTS_DIR", "PREFECT_FILE", "apply_automations", "claim_names",
            "load_automations", "load_prefect_yaml", "runner_deployments"]
 
-DEPLOYMENTS_DIR = Path(sprintflow.deployments.__file__).resolve().parent
+DEPLOYMENTS_DIR = Path(__file__).resolve().parent
 """``deployments/`` in a checkout, ``sprintflow/deployments/`` in an installed package."""
 PREFECT_FILE = DEPLOYMENTS_DIR / "prefect.yaml"
 AUTOMATIONS_FILE = DEPLOYMENTS_DIR / "automations.yaml"

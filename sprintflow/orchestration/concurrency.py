@@ -10,12 +10,15 @@ one a person sizes (``sprintflow server limits``), or one made on first use (:fu
 from __future__ import annotations
 
 import logging
+import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
-__all__ = ["LEASE_S", "ensure_limit", "held_slot", "limit_exists", "release_lease"]
+__all__ = ["LEASE_S", "docker_host_limit_name", "ensure_docker_host_limit", "ensure_limit", "held_slot",
+           "limit_exists", "release_lease"]
 
 logger = logging.getLogger("sprintflow")
 
@@ -54,6 +57,41 @@ def ensure_limit(name: str, slots: int) -> int:
         except ObjectAlreadyExists:
             return int(client.read_global_concurrency_limit_by_name(name).limit)
     return slots
+
+
+def docker_host_limit_name(docker_host: str | None = None) -> str:
+    """The global concurrency limit that caps containers on one Docker host.
+
+    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
+    many machines that share one remote engine also share its limit.
+
+    Example:
+        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
+        'docker-host-tcp-10-0-0-5-2376'
+    """
+    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
+    if not host or host.startswith("unix://"):
+        return "docker-host-local"
+    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
+
+
+def ensure_docker_host_limit(slots: int | None = None, docker_host: str | None = None) -> tuple[str, int]:
+    """Create this Docker host's global concurrency limit; returns its name and slot count.
+
+    An existing limit keeps its slots unless ``slots`` is given. The default is
+    the host's CPU count: each container gets ``executor.cpus`` (default 2), so
+    more would mostly queue on the CPU anyway.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
+
+    name = docker_host_limit_name(docker_host)
+    existing = ensure_limit(name, slots or os.cpu_count() or 1)
+    if slots is not None and slots != existing:
+        with get_client(sync_client=True) as client:
+            client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=slots))
+        return name, slots
+    return name, existing
 
 
 @contextmanager

@@ -1,11 +1,11 @@
-"""One rule for the paths people give, in the CLI and in deployment runs (sprintflow.inputs)."""
+"""One rule for the paths people give, in the CLI and in deployment runs (sprintflow.io.inputs)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sprintflow.errors import InputError, WorkspaceError
-from sprintflow.inputs import resolve_input, resolve_output
+from sprintflow.io.inputs import resolve_input, resolve_output
 
 
 @pytest.fixture

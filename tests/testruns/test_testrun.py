@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from sprintflow.errors import InputError, ReportError
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestRun
-from sprintflow.testing.testrun import (
+from sprintflow.testruns.testrun import (
     build_test_run,
     declared_status_codes,
     new_run_id,

@@ -126,7 +126,7 @@ STRATEGY_FAILED = FailureKind("StrategyFailed", "code")
 CRITERION_FAILED = FailureKind("CriterionFailed", "code")
 
 T = TypeVar("T")
-logger = logging.getLogger("sprintflow.runs")
+logger = logging.getLogger("sprintflow.orchestration.runs")
 
 
 class Verdict(Exception):

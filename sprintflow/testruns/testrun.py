@@ -4,7 +4,7 @@ The run is judged the way the seed does, but failing closed: a runner that
 timed out, wrote no report, wrote one we cannot read, ran no test, or could only
 report test files that failed to load has *crashed* — the tester acts next
 (``retry_tester``), not the coder. Real test failures get a hint each
-(:func:`~sprintflow.testing.hints.build_hint`) and send the coder back
+(:func:`~sprintflow.testruns.hints.build_hint`) and send the coder back
 (``retry_coder``); a clean run is ``done``.
 
 Coverage follows the seed's two rules. A test names the success criterion it
@@ -36,7 +36,7 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.parsers import ParsedReport, Roots, TestFailure, parse_report
 from sprintflow.schemas.contract import SprintContract
 from sprintflow.schemas.testrun import TestFailureEntry, TestRun, TestSummary
-from sprintflow.testing.hints import Language, build_hint
+from sprintflow.testruns.hints import Language, build_hint
 
 __all__ = [
     "TEST_REPORT_FORMATS",

@@ -12,18 +12,16 @@ a run killed on another machine frees its slot within about a minute.
 from __future__ import annotations
 
 import logging
-import os
-import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sprintflow.concurrency import LEASE_S, held_slot, limit_exists, release_lease
 from sprintflow.errors import ExecutorUnavailable
 from sprintflow.io.owner import owner_gone, owner_label
+from sprintflow.orchestration.concurrency import LEASE_S, docker_host_limit_name, held_slot, limit_exists, release_lease
 
-__all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_limit_name", "docker_host_slot", "owner_label",
+__all__ = ["LABEL", "LEASE_S", "OWNER_LABEL", "docker_host_slot", "owner_label",
            "reconcile_once", "sweep_containers"]
 
 logger = logging.getLogger("sprintflow")
@@ -34,22 +32,6 @@ DEADLINE_LABEL = "sprintflow.deadline"
 LEASE_LABEL = "sprintflow.lease"
 
 
-def docker_host_limit_name(docker_host: str | None = None) -> str:
-    """The global concurrency limit that caps containers on one Docker host.
-
-    Named after ``DOCKER_HOST`` (``local`` for the default socket), so workers on
-    many machines that share one remote engine also share its limit.
-
-    Example:
-        >>> docker_host_limit_name("tcp://10.0.0.5:2376")
-        'docker-host-tcp-10-0-0-5-2376'
-    """
-    host = docker_host if docker_host is not None else os.environ.get("DOCKER_HOST", "")
-    if not host or host.startswith("unix://"):
-        return "docker-host-local"
-    return "docker-host-" + re.sub(r"[^a-z0-9]+", "-", host.lower()).strip("-")
-
-
 @contextmanager
 def docker_host_slot() -> Iterator[str | None]:
     """Hold one slot of this Docker host's global concurrency limit while a container lives.
@@ -57,7 +39,8 @@ def docker_host_slot() -> Iterator[str | None]:
     Yields the lease id to label the container with, or None when nothing is counted: only
     when a Prefect API is configured and the limit exists (``sprintflow server limits``
     creates it). A holder killed mid-way stops renewing its lease, and the server takes the
-    slot back within :data:`~sprintflow.concurrency.LEASE_S` (:func:`sprintflow.concurrency.held_slot`).
+    slot back within :data:`~sprintflow.orchestration.concurrency.LEASE_S`
+    (:func:`~sprintflow.orchestration.concurrency.held_slot`).
     """
     from prefect.settings import get_current_settings
 

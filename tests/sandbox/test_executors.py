@@ -8,8 +8,8 @@ import time
 import docker
 import pytest
 
-from sprintflow.evaluate.docker_host import sweep_containers
-from sprintflow.evaluate.executors import CommandSpec, DockerExecutor, LocalExecutor
+from sprintflow.sandbox.docker_host import sweep_containers
+from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, LocalExecutor
 from sprintflow.schemas import ExecutorConfig
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sprintflow.errors import InputError, TransitionError
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.testing.bugs import (
+from sprintflow.testruns.bugs import (
     RUNNER_TEST_NAME,
     TRANSITIONS,
     fold_bugs,
@@ -24,7 +24,7 @@ from sprintflow.testing.bugs import (
     sync_bugs,
     transition_bug,
 )
-from sprintflow.testing.testrun import build_test_run, record_test_run
+from sprintflow.testruns.testrun import build_test_run, record_test_run
 
 
 @contextmanager

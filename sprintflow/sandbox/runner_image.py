@@ -37,7 +37,7 @@ BASE_IMAGE = "sprintflow-sandbox:latest"
 DEPS_REPOSITORY = "sprintflow-runner-deps"
 SOURCE_LABEL = "sprintflow.sources"
 CA_IN_CONTAINER = "/run/sprintflow-host-ca.crt"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = ("sprintflow", "flows", "tasks", "schemas", "deployments")
 SETUP_TIMEOUT_S = 1800
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from sprintflow.config import load_project_config
 from sprintflow.errors import DocumentError, WorkspaceError
+from sprintflow.evaluate.config import load_project_config
 
 
 def test_no_config_means_generic_preset(tmp_path):
@@ -71,10 +71,10 @@ def test_missing_workspace(tmp_path):
 def test_agent_bobers_own_config_is_read_as_agent_bober_ships_it(tmp_path):
     import shutil
 
-    from sprintflow.evaluate.executors import LocalExecutor
     from sprintflow.evaluate.strategies import StrategyRun, strategy_for
+    from sprintflow.sandbox.executors import LocalExecutor
 
-    fixture = Path(__file__).parent / "fixtures" / "configs" / "bober.config.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "configs" / "bober.config.json"
     shutil.copy(fixture, tmp_path / "bober.config.json")
     project = load_project_config(tmp_path)
     assert [s.type.value for s in project.strategies()] == ["typecheck", "lint", "unit-test", "build", "api-check"]
@@ -93,7 +93,7 @@ def test_validate_reads_toml_pyproject_and_bober_configs(tmp_path):
 
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.sprintflow]\npreset = "brownfield"\n')
     (tmp_path / "sprintflow.toml").write_text('[executor]\ncpus = "many"\n')
-    fixture = Path(__file__).parent / "fixtures" / "configs" / "bober.config.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "configs" / "bober.config.json"
     result = CliRunner().invoke(cli, ["validate", str(tmp_path / "pyproject.toml"), str(fixture),
                                       str(tmp_path / "sprintflow.toml")])
     assert result.exit_code == 2

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sprintflow.parsers import TestFailure, parse_report
-from sprintflow.testing.hints import build_hint
+from sprintflow.testruns.hints import build_hint
 
 REPORTS = Path(__file__).resolve().parent.parent / "fixtures" / "reports"
 ROOTS = ["/tmp/sfrec/vitest1", "/tmp/sfrec/vitest2", "/tmp/sfrec/vitest3", "/tmp/sfrec/jest29",

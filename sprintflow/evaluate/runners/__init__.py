@@ -1,1 +1,0 @@
-"""Stdlib-only scripts that run beside the code under test (inside the container or on the host)."""
