@@ -30,10 +30,10 @@ from sprintflow.io.files import atomic_write, atomic_write_text, file_lock
 from sprintflow.settings import Settings, get_settings
 
 from .runtimes import RuntimeUnavailable
+from .setup_container import host_ca_bundle
 
 __all__ = [
     "SANDBOX_CACHE_ENV",
-    "host_ca_bundle",
     "node_package_name",
     "node_versions",
     "npm_for_node",
@@ -57,15 +57,6 @@ def registry_url() -> str:
     """The npm registry the machine is configured for (``npm_config_registry``), default npmjs."""
     return (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
             or "https://registry.npmjs.org/").rstrip("/")
-
-
-def host_ca_bundle() -> Path | None:
-    """The CA bundle this host trusts, for tools in a setup container (None when there is none)."""
-    for candidate in (os.environ.get("SSL_CERT_FILE"), os.environ.get("PIP_CERT"),
-                      os.environ.get("NODE_EXTRA_CA_CERTS"), "/etc/ssl/certs/ca-certificates.crt"):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    return None
 
 
 def _open(url: str, accept: str = "*/*"):

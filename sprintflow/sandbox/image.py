@@ -20,6 +20,8 @@ from pathlib import Path
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.schemas import DEFAULT_IMAGE
 
+from .setup_container import host_ca_bundle
+
 _log = logging.getLogger("sprintflow.sandbox").info
 """Where progress goes unless the caller says: a log, never stdout (it may carry a --json document)."""
 
@@ -47,10 +49,6 @@ def _apt_mirror() -> str:
             if line.startswith("URIs:") and "security" not in line:
                 return line.split(None, 1)[1].strip()
     return DEFAULT_MIRROR
-
-
-def _host_ca_bundle() -> str:
-    return os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
 
 
 def _run(argv: list[str], log: Path, **kwargs) -> None:
@@ -98,10 +96,13 @@ def build_sandbox_image(tag: str = DEFAULT_IMAGE, *, suite: str = "bookworm",
               *APT_PACKAGES, *(extra_packages or [])], log, env=env)
         progress("[3/4] pip install " + " ".join(PIP_PACKAGES) + "; user sandbox")
         # The host's CA bundle: PyPI may sit behind a proxy that only the host trusts.
-        shutil.copy(_host_ca_bundle(), root / "tmp/host-ca.crt")
-        _run(["chroot", str(root), "pip3", "install", "-q", "--no-cache-dir", "--cert",
-              "/tmp/host-ca.crt", "--break-system-packages", *PIP_PACKAGES], log, env=env)
-        (root / "tmp/host-ca.crt").unlink()
+        bundle = host_ca_bundle()
+        if bundle is not None:
+            shutil.copy(bundle, root / "tmp/host-ca.crt")
+        _run(["chroot", str(root), "pip3", "install", "-q", "--no-cache-dir",
+              *(["--cert", "/tmp/host-ca.crt"] if bundle else []), "--break-system-packages", *PIP_PACKAGES],
+             log, env=env)
+        (root / "tmp/host-ca.crt").unlink(missing_ok=True)
         _run(["chroot", str(root), "useradd", "--uid", str(SANDBOX_UID), "--create-home", "sandbox"],
              log, env=env)
         _run(["chroot", str(root), "sh", "-c", "apt-get clean && rm -rf /var/lib/apt/lists/*"],

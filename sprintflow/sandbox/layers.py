@@ -20,10 +20,8 @@ import hashlib
 import io
 import json
 import os
-import shlex
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +33,7 @@ from sprintflow.io.hashing import IGNORED_DIRS
 
 from .dependencies import PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
 from .downloads import node_package_name, unpacked_package
+from .setup_container import Setup, commit_setup
 
 __all__ = [
     "KIND_LABEL",
@@ -53,9 +52,6 @@ KIND_LABEL = "sprintflow.sandbox"
 NODE_HOME = "/opt/node"
 """Where a runtime layer puts the registry's node (with npm), first on PATH."""
 
-CA_IN_CONTAINER = "/tmp/sprintflow-host-ca.crt"
-"""Inside the setup container's tmpfs /tmp, so not even its mount point lands in the committed layer."""
-SETUP_TIMEOUT_S = 1800
 _SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
 
 Progress = Callable[[str], object]
@@ -199,13 +195,11 @@ def _project_archive(workspace: Path) -> IO[bytes]:
     return spool
 
 
-def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, key: str, progress: Progress,
-                     ca_bundle: Path | None) -> str:
+def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, key: str, progress: Progress) -> str:
     """The dependency image: ``plan``'s setup step run on ``runtime_tag``, committed as ``sprintflow-deps:<key>``.
 
-    The setup container alone has network (the default bridge), the host's CA
-    bundle mounted and pointed to for npm, pip and node, and a tmpfs ``/tmp`` for
-    package caches, so none of them lands in the image.
+    The step runs in a setup container (:mod:`.setup_container`): network, the host's CA, a
+    tmpfs ``/tmp`` for package caches, the project's manifests unpacked in ``/workspace``.
     """
     client = _docker()
     tag = f"sprintflow-deps:{_short(key)}"
@@ -218,82 +212,21 @@ def dependency_layer(runtime_tag: str, workspace: Path, plan: DependencyPlan, ke
     # A registry mirror the host is configured for serves the setup step too (not a host-only file:// index).
     env.update({name: os.environ[name] for name in _REGISTRY_SETTINGS
                 if os.environ.get(name, "").startswith(("http://", "https://"))})
-    from docker.types import Mount
-
-    # Mounts, not `volumes=`: the SDK would also declare those paths as image volumes, which a commit keeps.
-    mounts = [Mount("/tmp", None, type="tmpfs", tmpfs_size=4 << 30)]
-    if ca_bundle is not None:
-        mounts.append(Mount(CA_IN_CONTAINER, str(ca_bundle), type="bind", read_only=True))
-        env.update({"NODE_EXTRA_CA_CERTS": CA_IN_CONTAINER, "npm_config_cafile": CA_IN_CONTAINER,
-                    "PIP_CERT": CA_IN_CONTAINER, "SSL_CERT_FILE": CA_IN_CONTAINER,
-                    "REQUESTS_CA_BUNDLE": CA_IN_CONTAINER})
-    from docker.errors import DockerException
-
     started = time.monotonic()
-    try:
-        container = client.containers.create(
-            # The setup's variables are exported by the script, not set on the container: a commit keeps those.
-            runtime_tag, command=["sh", "-c", _exports(env) + plan.script()], user="0", working_dir="/workspace",
-            network_mode="bridge", mounts=mounts, security_opt=["no-new-privileges"], pids_limit=4096,
-            labels={"sprintflow.managed": "true", "sprintflow.run": f"setup-{_short(key)}",
-                    "sprintflow.deadline": str(int(time.time() + SETUP_TIMEOUT_S + 60))},
-            detach=True)
-    except DockerException as exc:
-        raise ExecutorUnavailable(f"cannot create the setup container from {runtime_tag}: {exc}") from None
-    try:
-        with _project_archive(workspace) as archive:
-            container.put_archive("/", archive)
-        exit_code, log = _run_setup(container, progress)
-        if exit_code != 0:
-            raise SandboxSetupFailed(f"the setup step for {workspace} failed (exit {exit_code}) after "
-                                     f"{time.monotonic() - started:.0f} s:\n{log[-4000:]}")
-        container.commit(repository="sprintflow-deps", tag=_short(key), changes=[
-            f"ENV PATH={_SANDBOX_PATH}", f"ENV VIRTUAL_ENV={VENV}",
-            f"ENV PLAYWRIGHT_BROWSERS_PATH={PLAYWRIGHT_BROWSERS}", "ENV CHROMIUM_PATH=/usr/bin/chromium",
-            f"LABEL {KIND_LABEL}=deps sprintflow.runtime={runtime_tag}", "USER 1000", "WORKDIR /workspace",
-            'CMD ["sh"]'])
-    except DockerException as exc:
-        raise ExecutorUnavailable(f"the setup container for {tag}: {exc}") from None
-    finally:
-        try:
-            container.remove(force=True)
-        except DockerException:
-            pass  # the sweep removes it after its deadline
+
+    def failed(exit_code: int, log: str) -> Exception:
+        return SandboxSetupFailed(f"the setup step for {workspace} failed (exit {exit_code}) after "
+                                  f"{time.monotonic() - started:.0f} s:\n{log[-4000:]}")
+
+    commit_setup(Setup(
+        image=runtime_tag, script=plan.script(), commit_as=tag, env=env, working_dir="/workspace",
+        archive=lambda: _project_archive(workspace),
+        changes=[f"ENV PATH={_SANDBOX_PATH}", f"ENV VIRTUAL_ENV={VENV}",
+                 f"ENV PLAYWRIGHT_BROWSERS_PATH={PLAYWRIGHT_BROWSERS}", "ENV CHROMIUM_PATH=/usr/bin/chromium",
+                 f"LABEL {KIND_LABEL}=deps sprintflow.runtime={runtime_tag}", "USER 1000", "WORKDIR /workspace",
+                 'CMD ["sh"]']), progress, failed)
     progress(f"[deps] built {tag} in {time.monotonic() - started:.0f} s")
     return tag
-
-
-def _exports(env: dict[str, str]) -> str:
-    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
-
-
-def _run_setup(container, progress: Progress) -> tuple[int, str]:
-    """Start the setup container, echo its ``[setup]`` lines, wait for it under our own deadline."""
-    lines: list[str] = []
-
-    def follow() -> None:
-        for raw in container.logs(stream=True, follow=True):
-            for line in raw.decode(errors="replace").splitlines():
-                lines.append(line)
-                if line.startswith("[setup]"):
-                    progress(line)
-
-    container.start()
-    reader = threading.Thread(target=follow, daemon=True)
-    reader.start()
-    deadline = time.monotonic() + SETUP_TIMEOUT_S
-    exit_code = None
-    while exit_code is None and time.monotonic() < deadline:
-        try:
-            exit_code = container.wait(timeout=10)["StatusCode"]
-        except Exception:  # an HTTP read timeout, not the end of the container
-            continue
-    if exit_code is None:
-        container.kill()
-        exit_code = -1
-        lines.append(f"[sprintflow: the setup step was killed after {SETUP_TIMEOUT_S} s]")
-    reader.join(timeout=10)
-    return exit_code, "\n".join(lines)
 
 
 def node_modules_volume(deps_tag: str) -> str:

@@ -22,7 +22,7 @@ from sprintflow.io.files import file_lock
 from sprintflow.schemas import DEFAULT_IMAGE
 
 from .dependencies import plan_dependencies
-from .downloads import host_ca_bundle, node_versions, npm_for_node, sandbox_cache
+from .downloads import node_versions, npm_for_node, sandbox_cache
 from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
 from .runtimes import RuntimeUnavailable, declared_runtimes, pick_node_version, pick_python_suite
 
@@ -98,7 +98,7 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
         if plan.steps:
             key = plan.key(workspace, runtime)
             with file_lock(cache / "locks" / f"deps-{key[:16]}.lock"):  # other workspaces, same lockfile
-                image = dependency_layer(runtime, workspace, plan, key, progress, host_ca_bundle())
+                image = dependency_layer(runtime, workspace, plan, key, progress)
                 if plan.installs_node_modules:
                     volume = node_modules_volume(image)
     touch_used(cache, image)

@@ -2,8 +2,8 @@
 
 No image registry is reachable here and ``docker build`` cannot hand pip the
 host's CA bundle (this machine's TLS goes through a private CA), so the image is
-built the way the sandbox's layers are: a setup container with the bundle
-mounted and pointed to runs pip, and is committed. Two layers keep it fast:
+built the way the sandbox's layers are: pip runs in a setup container
+(:mod:`.setup_container`), which is committed. Two layers keep it fast:
 
 * ``sprintflow-runner-deps:<hash>``: sprintflow's dependencies (keyed by the
   dependency list of ``pyproject.toml`` and the Prefect version of this
@@ -30,16 +30,16 @@ from pathlib import Path
 
 from sprintflow.errors import ExecutorUnavailable, InfrastructureError, InputError
 
+from .setup_container import Setup, commit_setup
+
 __all__ = ["RUNNER_IMAGE", "build_runner_image", "sources_hash"]
 
 RUNNER_IMAGE = "sprintflow-sandbox:runner"
 BASE_IMAGE = "sprintflow-sandbox:latest"
 DEPS_REPOSITORY = "sprintflow-runner-deps"
 SOURCE_LABEL = "sprintflow.sources"
-CA_IN_CONTAINER = "/run/sprintflow-host-ca.crt"
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = ("sprintflow", "flows", "tasks", "schemas", "deployments")
-SETUP_TIMEOUT_S = 1800
 
 
 def _dependencies() -> list[str]:
@@ -99,12 +99,12 @@ def build_runner_image(tag: str = RUNNER_IMAGE, base: str = BASE_IMAGE,
         client.images.get(deps)
     except ImageNotFound:
         progress(f"[runner] installing sprintflow's dependencies into {deps} (once; minutes)")
-        _commit_setup(client, base, ["python3", "-m", "pip", "install", "--break-system-packages",
+        _commit_setup(base, ["python3", "-m", "pip", "install", "--break-system-packages",
                                      *dependencies], deps, {}, progress)
     with tempfile.TemporaryDirectory() as folder:
         wheel = _wheel(Path(folder))
         progress(f"[runner] installing {wheel.name} into {tag}")
-        _commit_setup(client, deps, ["python3", "-m", "pip", "install", "--break-system-packages", "--no-deps",
+        _commit_setup(deps, ["python3", "-m", "pip", "install", "--break-system-packages", "--no-deps",
                                      f"/run/wheel/{wheel.name}"], tag, {str(wheel.parent): "/run/wheel"},
                       progress, label=f"{SOURCE_LABEL}={sources}")
     return tag
@@ -126,44 +126,18 @@ def _wheel(folder: Path) -> Path:
     return wheels[0]
 
 
-def _commit_setup(client, image: str, command: list[str], tag: str, binds: dict[str, str],
+def _commit_setup(image: str, command: list[str], tag: str, binds: dict[str, str],
                   progress: Callable[[str], object], label: str | None = None) -> None:
-    """Run ``command`` as root in a container of ``image`` with network and the host's CA; commit it as ``tag``."""
-    from docker.errors import DockerException
-    from docker.types import Mount
-
-    from sprintflow.sandbox.image import _host_ca_bundle
-
-    mounts = [Mount(CA_IN_CONTAINER, _host_ca_bundle(), type="bind", read_only=True)]
-    mounts += [Mount(target, source, type="bind", read_only=True) for source, target in binds.items()]
-    env = {"PIP_CERT": CA_IN_CONTAINER, "SSL_CERT_FILE": CA_IN_CONTAINER, "REQUESTS_CA_BUNDLE": CA_IN_CONTAINER,
-           "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HOME": "/root"}
+    """Run ``command`` as root on ``image`` with network and the host's CA; commit it as ``tag``."""
     started = time.monotonic()
-    # The variables go to the command's shell, not the container: a commit would keep them.
-    script = ("mkdir -p /opt/sprintflow && chown 1000:1000 /opt/sprintflow && "
-              + " ".join(f"{k}={v}" for k, v in env.items()) + " " + shlex.join(command))
-    try:
-        container = client.containers.create(image, command=["sh", "-c", script], user="0", network_mode="bridge",
-                                             # Not sprintflow.managed: the sweep of leftover strategy
-                                             # containers would remove it while pip runs.
-                                             mounts=mounts, labels={"sprintflow.runner-image": tag}, detach=True)
-    except DockerException as exc:
-        raise ExecutorUnavailable(f"cannot create the setup container from {image}: {exc}") from None
-    repository, _, version = tag.rpartition(":")
-    changes = ["USER 1000", "WORKDIR /opt/sprintflow", "ENV PREFECT_SERVER_ANALYTICS_ENABLED=false",
-               "ENV SPRINTFLOW_ROOT=/opt/sprintflow", *([f"LABEL {label}"] if label else [])]
-    try:
-        container.start()
-        status = container.wait(timeout=SETUP_TIMEOUT_S)["StatusCode"]
-        if status != 0:
-            log = container.logs().decode(errors="replace")
-            raise InfrastructureError(f"building {tag} failed (exit {status}):\n{log[-4000:]}")
-        container.commit(repository=repository, tag=version, changes=changes)
-    except DockerException as exc:
-        raise InfrastructureError(f"building {tag}: {exc}") from None
-    finally:
-        try:
-            container.remove(force=True)
-        except DockerException:
-            pass  # already gone
+
+    def failed(exit_code: int, log: str) -> Exception:
+        return InfrastructureError(f"building {tag} failed (exit {exit_code}):\n{log[-4000:]}")
+
+    commit_setup(Setup(
+        image=image, script="mkdir -p /opt/sprintflow && chown 1000:1000 /opt/sprintflow && " + shlex.join(command),
+        commit_as=tag, binds=binds,
+        env={"PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HOME": "/root"},
+        changes=["USER 1000", "WORKDIR /opt/sprintflow", "ENV PREFECT_SERVER_ANALYTICS_ENABLED=false",
+                 "ENV SPRINTFLOW_ROOT=/opt/sprintflow", *([f"LABEL {label}"] if label else [])]), progress, failed)
     progress(f"[runner] built {tag} in {time.monotonic() - started:.0f} s")
