@@ -44,6 +44,7 @@ from sprintflow.io.checkouts import checkout_folder
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.inputs import resolve_input, resolve_output
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.kinds import ExecutorName
 from sprintflow.orchestration.runs import (
     ends_in_error_states,
     eval_links_markdown,
@@ -83,7 +84,6 @@ __all__ = [
 
 TASK_RUNNER_ENV = Settings.variable("task_runner")
 
-ExecutorKind = Literal["auto", "docker", "local"]
 EXECUTOR_HELP = ("Where strategy commands run: docker, or local (on the worker's host, without isolation). "
                  "auto means docker in a deployment run: without a Docker engine the run ends Failed "
                  "(NoVerdict), never on the host. Default: the config's executor.kind.")
@@ -108,7 +108,7 @@ class EvaluateParams(WorkspaceSource):
     contract: str = Field(..., description="SprintContract JSON file: absolute, or relative to the workspace "
                                            "(else to the folder serve started in), e.g. "
                                            "`.sprintflow/contracts/<contractId>.json`.")
-    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
+    executor: ExecutorName | None = Field(None, description=EXECUTOR_HELP)
     use_cache: bool = Field(True, description="Reuse strategy results of identical content and config.")
     task_runner: Literal["threads", "dask"] | None = Field(
         None, description="How strategies fan out: threads, or dask (needs prefect-dask). Default: "
@@ -127,7 +127,7 @@ class SprintParams(WorkspaceSource):
                                                  "aider). Empty: SPRINTFLOW_GENERATOR_ENGINE or SPRINTFLOW_ENGINE "
                                                  "where serve or the worker runs, else the workspace config's "
                                                  "engines.generator; a run with none of them fails at once.")
-    executor: ExecutorKind | None = Field(None, description=EXECUTOR_HELP)
+    executor: ExecutorName | None = Field(None, description=EXECUTOR_HELP)
     max_iterations: int | None = Field(None, ge=1, description="Iterations per contract (default: "
                                                                "evaluator.maxIterations).")
     retry_rework: bool = Field(False, description="Also run contracts that ended needs-rework before.")
@@ -217,13 +217,13 @@ def deployment_executor(kind: str | None, config: ExecutorConfig) -> str:
         >>> deployment_executor("local", ExecutorConfig())
         'local'
     """
-    kind = kind or config.kind
-    if kind not in ("auto", "docker"):
-        return kind
+    kind = ExecutorName(kind or config.kind)
+    if kind is ExecutorName.LOCAL:
+        return kind.value
     if not docker_available():
         raise ExecutorUnavailable(f"executor {kind}: no Docker engine answers, and a deployment run never falls "
                                   "back to the host (start dockerd, or set executor local to run unsandboxed)")
-    return "docker"
+    return ExecutorName.DOCKER.value
 
 
 def task_runner_for(kind: str | None, address: str | None = None, workers: int = 2) -> Any:

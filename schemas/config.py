@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from sprintflow.kinds import ExecutorName
+
 from ._base import MAX_ITERATIONS, ConfigSection, EnvName, Image, Memory, Seconds
 from .evaluation import InferredCommand
 from .strategies import MutationSettings, StrategyConfig, parse_strategy
@@ -69,7 +71,7 @@ class EvaluatorConfig(ConfigSection):
 
 
 class ExecutorConfig(ConfigSection):
-    kind: Literal["auto", "docker", "local"] = "auto"
+    kind: ExecutorName = ExecutorName.AUTO
     image: Image = DEFAULT_IMAGE
     memory: Memory = "2g"
     cpus: float = Field(default=2.0, gt=0, le=1024)

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sprintflow.kinds import ExecutorKind
+
 from ._base import MAX_ITERATIONS, Document, SafeId, Timestamp
 
 __all__ = [
@@ -231,7 +233,7 @@ class Score(Document):
 class ExecutorRecord(Document):
     """Where the strategies ran and under which limits: what it takes to judge the same way again."""
 
-    kind: Literal["docker", "local"]
+    kind: ExecutorKind
     image: str | None = None
     """The image strategies ran in (Docker), unless a strategy named its own."""
     image_id: str | None = None

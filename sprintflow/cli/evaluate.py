@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sprintflow.cli import exit_with_verdict
+from sprintflow.kinds import ExecutorName
 
 FORMATS = ("text", "json", "github", "junit")
 
@@ -16,7 +17,7 @@ FORMATS = ("text", "json", "github", "junit")
 @click.option("--contract", "contract", required=True, type=click.Path(path_type=Path),
               help="SprintContract JSON file to evaluate against: absolute, or relative to WORKSPACE "
                    "(else to the current folder).")
-@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
+@click.option("--executor", type=click.Choice([name.value for name in ExecutorName]), default=None,
               help="Where commands run: auto = Docker when an engine answers, else local (with a warning). "
                    "Default: the config's executor.kind (auto).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,

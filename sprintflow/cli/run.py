@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sprintflow.cli import EXIT_NO_VERDICT, exit_with_verdict, print_error
+from sprintflow.kinds import ExecutorName
 
 
 @click.command()
@@ -16,7 +17,7 @@ from sprintflow.cli import EXIT_NO_VERDICT, exit_with_verdict, print_error
                    "Default: WORKSPACE/.sprintflow/contracts.")
 @click.option("--engine", default=None, help="Generator engine command or preset (claude, codex, aider …); "
               "else SPRINTFLOW_GENERATOR_ENGINE, SPRINTFLOW_ENGINE, engines.generator.")
-@click.option("--executor", type=click.Choice(["auto", "docker", "local"]), default=None,
+@click.option("--executor", type=click.Choice([name.value for name in ExecutorName]), default=None,
               help="Where commands run: auto = Docker when an engine answers, else local (with a warning). "
                    "Default: the config's executor.kind (auto).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=None,

@@ -15,14 +15,16 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from sprintflow.errors import ExecutorUnavailable, InputError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.process import CappedBuffer, CommandResult, quiet_since, run_command
 from sprintflow.io.secrets import strategy_env
+from sprintflow.kinds import ExecutorKind, ExecutorName
 from sprintflow.schemas import ExecutorConfig, ExecutorRecord
 
 from .docker_host import DEADLINE_LABEL, LABEL, LEASE_LABEL, OWNER_LABEL, docker_host_slot, owner_label, reconcile_once
@@ -34,11 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "SCRIPTS_DIR",
     "CommandSpec",
+    "EXECUTORS",
     "DockerExecutor",
     "Executor",
     "LocalExecutor",
     "TreeBinding",
     "docker_available",
+    "executor",
     "resolve_executor",
 ]
 
@@ -78,9 +82,13 @@ class TreeBinding:
 class Executor(ABC):
     """Runs shell commands in a tree under a deadline with capped output."""
 
-    kind: Literal["docker", "local"]
+    kind: ClassVar[ExecutorKind]
+    """The name configs and ``--executor`` choose it by (set by :func:`executor`)."""
     config: ExecutorConfig
     binding: TreeBinding | None
+
+    if TYPE_CHECKING:  # every executor is a dataclass whose first field is its config
+        def __init__(self, config: ExecutorConfig = ...) -> None: ...
 
     def for_tree(self, tree: JudgedTree) -> Executor:
         """This executor, running commands on ``tree`` (with its dependency folders)."""
@@ -116,6 +124,22 @@ class Executor(ABC):
         return ExecutorRecord(kind=self.kind, output_limit=self.config.output_limit, pass_env=self.config.pass_env)
 
 
+EXECUTORS: dict[ExecutorKind, type[Executor]] = {}
+"""Every executor by its name; ``auto`` is a choice between them, not one of them."""
+
+E = TypeVar("E", bound=type[Executor])
+
+
+def executor(name: ExecutorKind) -> Callable[[E], E]:
+    """Register an executor class under ``name``."""
+    def register(cls: E) -> E:
+        cls.kind = name
+        EXECUTORS[name] = cls
+        return cls
+    return register
+
+
+@executor(ExecutorName.LOCAL)
 @dataclass(frozen=True)
 class LocalExecutor(Executor):
     """A contained process on the host (:mod:`~sprintflow.io.containment`): it sees its tree at the
@@ -123,7 +147,6 @@ class LocalExecutor(Executor):
     strategy asks for network; deadline, output cap, secrets scrubbed."""
 
     config: ExecutorConfig = field(default_factory=ExecutorConfig)
-    kind: Literal["local"] = "local"
     binding: TreeBinding | None = None
 
     def run(self, workspace: Path, spec: CommandSpec) -> CommandResult:
@@ -153,6 +176,7 @@ class LocalExecutor(Executor):
         return sys.executable  # sprintflow's own, whatever `python3` the project's PATH finds
 
 
+@executor(ExecutorName.DOCKER)
 @dataclass(frozen=True)
 class DockerExecutor(Executor):
     """A fresh container per command: workspace bind-mounted, no network, non-root, limited.
@@ -164,7 +188,6 @@ class DockerExecutor(Executor):
 
     config: ExecutorConfig = field(default_factory=ExecutorConfig)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    kind: Literal["docker"] = "docker"
     sandbox: PreparedSandbox | None = None
     binding: TreeBinding | None = None
     """The workspace's own layered image (``sprintflow.sandbox.prepare``); None: ``config.image`` as it is."""
@@ -183,7 +206,7 @@ class DockerExecutor(Executor):
         return CONTAINER_WORKSPACE
 
     def record(self, networked: list[str]) -> ExecutorRecord:
-        return ExecutorRecord(kind="docker", image=self.image, image_id=_image_id(self.image or ""),
+        return ExecutorRecord(kind=self.kind, image=self.image, image_id=_image_id(self.image or ""),
                               memory=self.config.memory, cpus=self.config.cpus, pids=self.config.pids,
                               network=networked, output_limit=self.config.output_limit,
                               pass_env=self.config.pass_env)
@@ -381,19 +404,18 @@ def resolve_executor(kind: str | None, config: ExecutorConfig | None = None) -> 
         'local'
     """
     config = config or ExecutorConfig()
-    kind = kind or config.kind
-    if kind == "local":
-        return LocalExecutor(config)
-    if kind == "docker":
-        if not docker_available():
-            raise ExecutorUnavailable("--executor docker: no Docker engine answers "
-                                      "(start dockerd, or use --executor local)")
-        return DockerExecutor(config)
-    if kind == "auto":
+    try:
+        name = ExecutorName(kind or config.kind)
+    except ValueError:
+        raise InputError(f"unknown executor {kind!r}: use " + ", ".join(ExecutorName)) from None
+    if name is ExecutorName.AUTO:
         if docker_available():
             return DockerExecutor(config)
         logger.warning("WARNING: no Docker engine answers: running strategies on THIS HOST with "
                        "the LocalExecutor, without container isolation")
         return LocalExecutor(config)
-    raise InputError(f"unknown executor {kind!r}: use auto, docker or local")
+    if name is ExecutorName.DOCKER and not docker_available():
+        raise ExecutorUnavailable("--executor docker: no Docker engine answers "
+                                  "(start dockerd, or use --executor local)")
+    return EXECUTORS[name](config)
 

@@ -132,3 +132,27 @@ def test_a_timeout_says_whether_output_was_still_coming(executor, tmp_path):
     assert timeout_cause(busy, 3).startswith("It was still printing output")
     assert "look for a hang" in timeout_cause(silent, 3) and silent.quiet_s is not None and silent.quiet_s >= 2
     assert "Traceback" not in silent.stderr + busy.stderr  # the kill is ours: nothing of it in the command's output
+
+
+def test_every_executor_name_but_auto_names_one_registered_executor_and_the_documents_accept_the_same_names():
+    from click.testing import CliRunner
+
+    from sprintflow.cli import cli
+    from sprintflow.errors import InputError
+    from sprintflow.kinds import ExecutorName
+    from sprintflow.sandbox.executors import EXECUTORS, resolve_executor
+    from sprintflow.schemas import ExecutorRecord
+
+    assert set(EXECUTORS) == set(ExecutorName) - {ExecutorName.AUTO}
+    assert all(cls.kind == name for name, cls in EXECUTORS.items())
+    assert resolve_executor("local").kind == "local"
+    assert ExecutorConfig.model_validate({"kind": "docker"}).kind is ExecutorName.DOCKER
+    record = ExecutorRecord.model_validate({"kind": "local", "outputLimit": 1024})
+    assert record.model_dump(mode="json")["kind"] == "local"
+    with pytest.raises(ValueError):  # a record names where it ran, never a choice
+        ExecutorRecord.model_validate({"kind": "auto", "outputLimit": 1024})
+    with pytest.raises(InputError, match="use auto, docker, local"):
+        resolve_executor("podman")
+    for command in ("evaluate", "run"):
+        shown = " ".join(CliRunner().invoke(cli, [command, "--help"]).output.split())
+        assert "--executor [" + "|".join(ExecutorName) + "]" in shown
