@@ -139,3 +139,22 @@ def test_an_autofixing_linter_is_judged_as_it_reports_without_fixing(tmp_path):
     [finding] = result.diagnostics
     assert (finding.file, finding.line, finding.code) == ("calc.py", 1, "F401") and "os" in finding.message
     assert (tmp_path / "calc.py").read_text() == source
+
+
+def test_every_strategy_type_has_one_registered_plugin_and_a_second_or_nameless_one_is_refused():
+    from sprintflow.evaluate.strategies import STRATEGIES, Strategy, register
+    from sprintflow.schemas import StrategyType
+
+    assert set(STRATEGIES) == set(StrategyType)
+    assert all(plugin.type is kind for kind, plugin in STRATEGIES.items())
+
+    class Nameless(Strategy):
+        pass
+
+    class SecondLint(Strategy):
+        type = StrategyType.lint
+
+    for plugin in (Nameless, SecondLint):
+        with pytest.raises(TypeError, match="must name a strategy type of its own"):
+            register(plugin)
+    assert STRATEGIES[StrategyType.lint].__name__ == "LintStrategy"

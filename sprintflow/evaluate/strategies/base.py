@@ -10,7 +10,6 @@ step (:mod:`sprintflow.evaluate.steps`).
 
 from __future__ import annotations
 
-from abc import ABC
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
@@ -79,12 +78,14 @@ class Judged:
     """The test files the run appended canaries to in its layer (the judge's writes, not the strategy's)."""
 
 
-class Strategy(ABC, Generic[C]):
+class Strategy(Generic[C]):
     """One strategy type: what it runs, how it reads the output, how it judges.
 
-    The default implementation runs :meth:`command`, parses its report when a
-    format is known, and judges by exit code and error count; subclasses
-    override :meth:`verdict` (or :meth:`judge` entirely, as api-check does).
+    Not abstract: the base is a whole command strategy. It runs :meth:`command`,
+    parses its report when a format is known, and judges by exit code and error
+    count, so typecheck is only its settings; other types override :meth:`verdict`
+    (or :meth:`judge` entirely, as api-check does). What each must say is its
+    ``type``, which :func:`register` files it under.
     """
 
     type: ClassVar[StrategyType]
@@ -201,8 +202,11 @@ S = TypeVar("S", bound=type[Strategy])
 
 
 def register(cls: S) -> S:
-    """Class decorator: make ``cls`` the plugin of its strategy type."""
-    STRATEGIES[cls.type] = cls
+    """Class decorator: make ``cls`` the plugin of its strategy type (one plugin per type)."""
+    kind = vars(cls).get("type")
+    if not isinstance(kind, StrategyType) or STRATEGIES.get(kind, cls) is not cls:
+        raise TypeError(f"{cls.__name__} must name a strategy type of its own (type = StrategyType.…)")
+    STRATEGIES[kind] = cls
     return cls
 
 
