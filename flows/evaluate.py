@@ -234,7 +234,7 @@ def _record(plan: EvaluationPlan, result: EvalResult, runner: Executor, started:
     store_or_note(f"its history rows in {layout.history_dir}", lambda: record_evaluation(
         plan.workspace, result, content_hash=plan.content_hash, executor=runner.kind, image=runner.image,
         run_id=str(flow_run.id) if flow_run.id else None,
-        duration_ms=round((time.monotonic() - started) * 1000), **(usage or {})), unstored)
+        duration_ms=round((time.monotonic() - started) * 1000), contract=plan.contract, **(usage or {})), unstored)
     for item in unstored:
         get_run_logger().warning(f"not stored: {item}")
     key = artifact_key(result.contract_id)

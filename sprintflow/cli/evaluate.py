@@ -54,8 +54,10 @@ def evaluate(workspace: Path, contract: Path, executor: str, fmt: str, as_json: 
     # the flow then finds every layer built.
     with workspace_lock(workspace):
         with_project_sandbox(runner, workspace, progress=lambda line: click.echo(line, err=True))
+        # The config read above is the one judged (not read again by the flow).
         result = run_flow_here("evaluate", str(workspace), str(contract), executor=executor,
-                               use_cache=not no_cache, iteration=iteration)
+                               use_cache=not no_cache, iteration=iteration,
+                               config=project.to_dict())
     _print(result, "json" if as_json else fmt)
     exit_with_verdict(result.overall_result == "pass")
 

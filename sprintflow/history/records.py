@@ -81,22 +81,28 @@ def eval_rows(eval_result: EvalResult, *, workspace_hash: str | None, git_sha: s
 
 
 def criterion_methods(workspace: Path, contract_id: str) -> dict[str, str]:
+    """The verification method of each criterion of the workspace's contract ``contract_id``."""
     path = WorkspaceLayout(workspace).contract_file(contract_id)
     try:
         contract = SprintContract.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValidationError):
         return {}  # a missing or foreign contract only costs the method column
+    return _methods(contract)
+
+
+def _methods(contract: SprintContract) -> dict[str, str]:
     return {c.criterion_id: c.verification_method.value for c in contract.success_criteria}
 
 
 def record_evaluation(workspace: Path | str, eval_result: EvalResult, *, content_hash: str | None,
                       executor: str | None, image: str | None, run_id: str | None,
                       engine: str | None = None, tokens: int | None = None, cost: float | None = None,
-                      duration_ms: int | None = None) -> Path | None:
+                      duration_ms: int | None = None, contract: SprintContract | None = None) -> Path | None:
     """Append one evaluation's rows to the history (the one call the evaluate flow makes).
 
-    Looks up the git sha and the criteria's verification methods (from
-    ``.sprintflow/contracts/<contractId>.json``) itself.
+    The criteria's verification methods come from ``contract``, the one the evaluation judged
+    (read from ``.sprintflow/contracts/<contractId>.json`` only without one); the git sha is
+    looked up here.
 
     Example:
         >>> import tempfile
@@ -113,5 +119,5 @@ def record_evaluation(workspace: Path | str, eval_result: EvalResult, *, content
     rows = eval_rows(eval_result, workspace_hash=content_hash, git_sha=head_sha(workspace),
                      executor=executor, image=image, run_id=run_id, engine=engine, tokens=tokens,
                      cost=cost, workspace=str(workspace), duration_ms=duration_ms,
-                     methods=criterion_methods(workspace, eval_result.contract_id))
+                     methods=_methods(contract) if contract else criterion_methods(workspace, eval_result.contract_id))
     return append_rows(WorkspaceLayout(workspace).history_dir, EVALS, rows)

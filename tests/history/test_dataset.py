@@ -200,6 +200,28 @@ def test_record_evaluation_adds_the_git_sha_and_the_contract_methods(tmp_path, m
     assert set(frame.workspace) == {str(tmp_path.resolve())}
 
 
+
+def test_record_evaluation_takes_the_methods_from_the_contract_it_judged_not_from_a_file_of_that_id(
+        tmp_path, monkeypatch):
+    # The contract judged may live anywhere (--contract); a file of the same id in the workspace's
+    # contracts folder, if any, is another document.
+    from sprintflow.schemas import SprintContract
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    data = json.loads((Path(__file__).parents[2] / "examples/python-api/.sprintflow/contracts"
+                       ).glob("*.json").__next__().read_text())
+    data["contractId"] = "sprint-spec-1-1"
+    data["successCriteria"][0]["criterionId"] = "sc-1-1"
+    judged = SprintContract.model_validate(data)
+    other = {**data, "successCriteria": [{**data["successCriteria"][0], "verificationMethod": "manual"}]}
+    _write(tmp_path / ".sprintflow" / "contracts" / "sprint-spec-1-1.json", json.dumps(other))
+    record_evaluation(tmp_path, make_eval(), content_hash="abc", executor="local", image=None, run_id="r",
+                      contract=judged)
+    frame = read_table(WorkspaceLayout(Path(tmp_path)).history_dir, EVALS)
+    assert frame.loc[frame.kind == "criterion", "method"].tolist() == [
+        judged.success_criteria[0].verification_method.value]
+    assert judged.success_criteria[0].verification_method.value != "manual"
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
