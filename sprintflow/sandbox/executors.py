@@ -400,7 +400,7 @@ def resolve_executor(kind: str | None, config: ExecutorConfig | None = None) -> 
     """The executor for ``--executor``: ``auto`` means Docker when an engine answers, else local.
 
     Example:
-        >>> resolve_executor("local").kind
+        >>> resolve_executor("local").kind.value
         'local'
     """
     config = config or ExecutorConfig()

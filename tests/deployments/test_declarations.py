@@ -61,7 +61,8 @@ def test_evaluate_form_offers_the_executor_choices(config):
     spec = next(d for d in config["deployments"] if d["name"] == "nightly-evaluate")
     schema = parameter_schema(_flow(spec).fn).model_dump()
     fields = schema["definitions"]["EvaluateParams"]["properties"]
-    assert fields["executor"]["anyOf"][0]["enum"] == ["auto", "docker", "local"]
+    choices = fields["executor"]["anyOf"][0]  # the names of sprintflow.kinds, one definition for every form
+    assert schema["definitions"][choices["$ref"].rsplit("/", 1)[-1]]["enum"] == ["auto", "docker", "local"]
     assert fields["executor"]["default"] is None  # None: the workspace config's executor.kind
     assert fields["task_runner"]["anyOf"][0]["enum"] == ["threads", "dask"]
     assert schema["definitions"]["EvaluateParams"]["required"] == ["workspace", "contract"]
