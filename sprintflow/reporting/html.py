@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from sprintflow.io.files import atomic_write_text
-from sprintflow.reporting.explore import ALL, NEVER, SAMPLE_PER_DAY
-from sprintflow.reporting.interactive import PICKS, ROW_PICKS, page_spec
+from sprintflow.reporting.explore.cubes import ALL, NEVER
+from sprintflow.reporting.explore.sample import SAMPLE_PER_DAY
+from sprintflow.reporting.interactive.spec import PICKS, ROW_PICKS, page_spec
 from sprintflow.reporting.report import Report
 
 __all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]

@@ -25,7 +25,7 @@ from sprintflow.history.dataset import write_parquet
 from sprintflow.history.sources import History
 from sprintflow.io.files import atomic_write, atomic_write_text
 from sprintflow.reporting import analytics as r
-from sprintflow.reporting.explore import PageData, build_page_data
+from sprintflow.reporting.explore.page import PageData, build_page_data
 
 __all__ = ["Report", "build_report", "table_records", "write_report"]
 

@@ -316,14 +316,14 @@ def test_search_finds_contracts_criteria_and_feedback_and_says_what_it_searched(
 
 
 def test_a_capped_flaky_test_view_says_how_many_tests_it_leaves_out(tmp_path, monkeypatch):
-    from sprintflow.reporting import explore
+    from sprintflow.reporting.explore import page as page_data
 
     monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
     workspace = demo_workspace(tmp_path / "demo", evaluations=300)
     whole = build_report(load_history(workspace), workspace=str(workspace)).page
     retested = whole.totals["re-run tests"]
     assert retested > 2 and whole.totals["tests shown"] == retested
-    monkeypatch.setattr(explore, "TEST_LIMIT", 2)
+    monkeypatch.setattr(page_data, "TEST_LIMIT", 2)
     report = build_report(load_history(workspace), workspace=str(workspace))
     cube = report.page.flips
     kept = cube.loc[cube["level"] == "test", "name"].unique()

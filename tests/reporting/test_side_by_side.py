@@ -119,9 +119,9 @@ def test_the_report_puts_both_engines_feedback_next_to_each_other(shared, tmp_pa
 
 
 def test_a_capped_side_by_side_says_how_many_it_leaves_out(shared, tmp_path, monkeypatch):
-    from sprintflow.reporting import explore
+    from sprintflow.reporting.explore import details
 
-    monkeypatch.setattr(explore, "SIDE_BY_SIDE_LIMIT", 3)
+    monkeypatch.setattr(details, "SIDE_BY_SIDE_LIMIT", 3)
     homes, history = shared
     paths = write_report(build_report(load_history(homes["claude"], directory=history),
                                       workspace=str(homes["claude"])), tmp_path / "out")

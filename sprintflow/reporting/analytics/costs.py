@@ -1,0 +1,86 @@
+"""What sprints cost: tokens and cost per sprint, and per period per sprint and per passed criterion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sprintflow.reporting.analytics.green import criterion_greens
+from sprintflow.reporting.analytics.periods import _freq, period_start
+from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind
+
+__all__ = [
+    "cost_over_time",
+    "cost_per_sprint",
+]
+
+
+def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
+    """Tokens and cost per sprint, summed over its evaluations; empty when never reported.
+
+    Returns:
+        ``sprint, workspace, contract_id, sprint_run, engine, evaluations, tokens, cost_usd,
+        cost_per_evaluation``, costliest first.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "workspace": ["/a", "/b", "/b"], "contract_id": "c",
+        ...     "sprint_run": ["p1", "p2", "p2"], "engine": "codex", "tokens": 10, "cost_usd": [0.5, 0.25, 0.25]})
+        >>> cost_per_sprint(frame)[["workspace", "evaluations", "cost_usd"]].to_dict("records")
+        [{'workspace': '/a', 'evaluations': 1, 'cost_usd': 0.5}, {'workspace': '/b', 'evaluations': 2, 'cost_usd': 0.5}]
+    """
+    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "engine", "tokens",
+                 "cost_usd")
+    grouped = rows.groupby("sprint")
+    first = rows.drop_duplicates("sprint").set_index("sprint")
+    table = pd.DataFrame({**{column: first[column].astype(object) for column in ("workspace", "contract_id",
+                                                                              "sprint_run")},
+                          "engine": _engine_names(first["engine"]), "evaluations": grouped.size(),
+                          "tokens": grouped["tokens"].sum(min_count=1),
+                          "cost_usd": grouped["cost_usd"].sum(min_count=1)})
+    table["cost_per_evaluation"] = table["cost_usd"] / table["evaluations"]
+    return table.rename_axis("sprint").reset_index().sort_values(
+        ["cost_usd", "sprint"], ascending=[False, True], na_position="last", kind="stable", ignore_index=True)
+
+
+def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Tokens and cost per period: per sprint and per passed criterion.
+
+    A sprint counts in the period of its first evaluation; a
+    criterion counts as passed in the period where it first passed (per
+    sprint), so a criterion that keeps passing is paid for once. The cost of
+    a period is what its evaluations reported. Periods without any reported
+    cost keep empty cost columns. ``greens``: :func:`criterion_greens` of the same ``evals``,
+    when the caller has it already.
+
+    Returns:
+        ``period, evaluations, sprints, tokens, cost_usd, passed_criteria, cost_per_sprint,
+        tokens_per_sprint, cost_per_passed_criterion, tokens_per_passed_criterion``.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": ["evaluation", "criterion"], "contract_id": "A", "name": [None, "sc-1"],
+        ...     "iteration": 1, "result": "pass", "tokens": [1000, None], "cost_usd": [0.5, None],
+        ...     "timestamp": pd.to_datetime(["2026-01-05", "2026-01-05"], utc=True)})
+        >>> cost_over_time(frame)[["sprints", "passed_criteria", "cost_per_passed_criterion"]].to_dict("records")
+        [{'sprints': 1, 'passed_criteria': 1, 'cost_per_passed_criterion': 0.5}]
+    """
+    rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd", "timestamp")
+    freq = _freq(evals["timestamp"], freq)
+    frame = pd.DataFrame({"period": period_start(rows["timestamp"], freq), "contract_id": rows["contract_id"],
+                          "tokens": rows["tokens"], "cost_usd": rows["cost_usd"]})
+    grouped = frame.groupby("period", sort=True)
+    table = pd.DataFrame({"evaluations": grouped.size(),
+                          "tokens": grouped["tokens"].sum(min_count=1).astype(float),
+                          "cost_usd": grouped["cost_usd"].sum(min_count=1).astype(float)})
+    started = period_start(_first_evaluations(evals)["timestamp"], freq).value_counts()
+    table.insert(1, "sprints", started.reindex(table.index).fillna(0).astype(np.int64))
+    greens = (criterion_greens(evals) if greens is None else greens).dropna(subset=["green_at"])
+    passed = period_start(greens["green_at"], freq).value_counts()
+    table["passed_criteria"] = passed.reindex(table.index).fillna(0).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sprints = table["sprints"].where(table["sprints"] > 0)
+        table["cost_per_sprint"] = table["cost_usd"] / sprints
+        table["tokens_per_sprint"] = table["tokens"] / sprints
+        criteria = table["passed_criteria"].where(table["passed_criteria"] > 0)
+        table["cost_per_passed_criterion"] = table["cost_usd"] / criteria
+        table["tokens_per_passed_criterion"] = table["tokens"] / criteria
+    return table.rename_axis("period").reset_index()

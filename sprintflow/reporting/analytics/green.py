@@ -1,0 +1,119 @@
+"""When sprints and criteria go green: after how many evaluations, iterations and hours."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sprintflow.reporting.analytics.rates import _with_rate
+from sprintflow.reporting.analytics.rows import _engine_names, _kind
+
+__all__ = [
+    "criterion_greens",
+    "criterion_time_to_green",
+    "time_to_green",
+]
+
+
+def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
+    """Per sprint: evaluations, iterations and wall time from its first evaluation to its first pass.
+
+    Iterations count within the sprint run (a contract run again after needs-rework starts its
+    count anew). Wall time runs between the two EvalResults' timestamps. A sprint that never
+    passed has ``green`` False and empty ``iterations_to_green`` and ``hours_to_green``. The
+    engine and executor are its first evaluation's.
+
+    Returns:
+        ``sprint, workspace, contract_id, sprint_run, spec_id, engine, executor, evaluations, iterations,
+        green, iterations_to_green, first_at, green_at, hours_to_green``, in order of first evaluation;
+        ``sprint`` is :func:`sprint_ids`'s number.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "evaluation", "workspace": ["/a", "/a", "/b"], "contract_id": "c",
+        ...     "sprint_run": ["p1", "p1", "p2"], "iteration": [1, 2, 1], "result": ["fail", "pass", "fail"],
+        ...     "timestamp": pd.to_datetime(["2026-01-05 10:00", "2026-01-05 11:00", "2026-01-05 10:30"], utc=True)})
+        >>> table = time_to_green(frame)
+        >>> table[["workspace", "green", "iterations_to_green", "hours_to_green"]].to_dict("records")[0]
+        {'workspace': '/a', 'green': True, 'iterations_to_green': 2, 'hours_to_green': 1.0}
+        >>> bool(table["green"].iloc[1])
+        False
+    """
+    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "spec_id", "engine",
+                 "executor", "iteration", "result", "timestamp")
+    rows = rows.sort_values(["timestamp", "iteration"], kind="stable")
+    grouped = rows.groupby("sprint", sort=False)
+    first = rows.drop_duplicates("sprint").set_index("sprint")
+    started = grouped["iteration"].min()
+    table = pd.DataFrame({
+        **{column: first[column].astype(object) for column in ("workspace", "contract_id", "sprint_run", "spec_id")},
+        "engine": _engine_names(first["engine"]), "executor": first["executor"].astype(object),
+        "evaluations": grouped.size(),
+        "iterations": grouped["iteration"].max() - started + 1,
+        "first_at": grouped["timestamp"].min(),
+    })
+    green = rows[rows["result"] == "pass"].drop_duplicates("sprint").set_index("sprint")
+    table["green"] = table.index.isin(green.index)
+    table["iterations_to_green"] = ((green["iteration"] - started.reindex(green.index)).reindex(table.index)
+                                    + 1).astype("Int64")
+    table["green_at"] = green["timestamp"].reindex(table.index)
+    table["hours_to_green"] = (table["green_at"] - table["first_at"]).dt.total_seconds() / 3600
+    columns = ["workspace", "contract_id", "sprint_run", "spec_id", "engine", "executor", "evaluations", "iterations",
+               "green", "iterations_to_green", "first_at", "green_at", "hours_to_green"]
+    return table[columns].sort_values("first_at", kind="stable").rename_axis("sprint").reset_index()
+
+
+def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
+    """Per (sprint, criterion): when first evaluated, when and after how many iterations of the sprint it
+    first passed.
+
+    Returns:
+        ``sprint, contract_id, criterion, first_at, evaluations, green_at, iterations_to_green`` (empty
+        when it never passed); ``sprint`` is :func:`sprint_ids`'s number.
+    """
+    rows = _kind(evals, "criterion", "sprint", "contract_id", "name", "iteration", "result", "timestamp")
+    rows = rows.rename(columns={"name": "criterion"})
+    keys = ["sprint", "contract_id", "criterion"]
+    grouped = rows.groupby(keys, sort=True, observed=True)
+    table = pd.DataFrame({"first_at": grouped["timestamp"].min(), "evaluations": grouped.size()})
+    # Iterations count from the sprint's first judged iteration, whichever criterion it judged.
+    started = rows.groupby("sprint")["iteration"].min()
+    passes = rows[rows["result"] == "pass"].sort_values(["timestamp", "iteration"], kind="stable")
+    green = passes.drop_duplicates(keys).set_index(keys)
+    table["green_at"] = green["timestamp"].reindex(table.index)
+    after = green["iteration"] - started.reindex(green.index.get_level_values("sprint")).to_numpy() + 1
+    table["iterations_to_green"] = after.reindex(table.index).astype("Float64")
+    return table.reset_index()
+
+
+def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per criterion id: in how many sprints it went green, after how many iterations and hours.
+
+    A criterion goes green at the first evaluation where it passed; its clock
+    starts at the first evaluation that judged it. ``greens``: :func:`criterion_greens` of the
+    same ``evals``, when the caller has it already.
+
+    Returns:
+        ``criterion, sprints, green, green_rate, ci_low, ci_high, median_iterations_to_green,
+        mean_iterations_to_green, median_hours_to_green``, slowest (lowest green rate) first.
+
+    Example:
+        >>> frame = pd.DataFrame({"kind": "criterion", "contract_id": ["A", "A", "B"],
+        ...     "name": "sc-1", "iteration": [1, 2, 1], "result": ["fail", "pass", "fail"],
+        ...     "timestamp": pd.to_datetime(["2026-01-05 10:00", "2026-01-05 12:00", "2026-01-06 09:00"], utc=True)})
+        >>> criterion_time_to_green(frame)[["sprints", "green", "median_hours_to_green"]].to_dict("records")
+        [{'sprints': 2, 'green': 1, 'median_hours_to_green': 2.0}]
+    """
+    greens = (criterion_greens(evals) if greens is None else greens).copy()
+    greens["green"] = greens["green_at"].notna()
+    greens["hours"] = (greens["green_at"] - greens["first_at"]).dt.total_seconds() / 3600
+    grouped = greens.groupby("criterion", sort=True, observed=True)
+    table = pd.DataFrame({
+        "sprints": grouped.size(), "green": grouped["green"].sum().astype(np.int64),
+        "median_iterations_to_green": grouped["iterations_to_green"].median().astype(float),
+        "mean_iterations_to_green": grouped["iterations_to_green"].mean().astype(float),
+        "median_hours_to_green": grouped["hours"].median(),
+    }).reset_index()
+    table = _with_rate(table, "green", "sprints", "green_rate")
+    columns = ["criterion", "sprints", "green", "green_rate", "ci_low", "ci_high", "median_iterations_to_green",
+               "mean_iterations_to_green", "median_hours_to_green"]
+    return table[columns].sort_values(["green_rate", "criterion"], kind="stable", ignore_index=True)

@@ -1,0 +1,168 @@
+"""What one page embeds (:class:`PageData`), aggregated from the history by :func:`build_page_data`, as JSON rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sprintflow.history.sources import History
+from sprintflow.reporting import analytics as r
+from sprintflow.reporting.explore.cubes import (
+    _activity,
+    _bucket,
+    _bugs,
+    _cat,
+    _contract_names,
+    _coverage,
+    _day,
+    _evaluation_keys,
+    _flips,
+    _greens,
+    _most_flipping,
+    _options,
+    _outcomes,
+    _row_attributes,
+    _scores,
+)
+from sprintflow.reporting.explore.details import eval_details, side_by_side_feedback
+from sprintflow.reporting.explore.sample import _flow_run_page, _sample
+
+__all__ = [
+    "DETAIL_LIMIT",
+    "TEST_LIMIT",
+    "PageData",
+    "build_page_data",
+    "records",
+]
+
+DETAIL_LIMIT = 400
+TEST_LIMIT = 300
+
+
+@dataclass
+class PageData:
+    """The cubes and samples one page embeds, with the filter options."""
+
+    outcomes: pd.DataFrame
+    """``day, level, name, contract, engine, executor, passed, failed, skipped``; level is evaluation,
+    strategy or criterion; name the strategy or criterion (empty for evaluations)."""
+    greens: pd.DataFrame
+    """``day, level, name, contract, engine, executor, iterations, items, hours``: contracts (level
+    ``contract``) and criteria (level ``criterion``) by the day they were first evaluated and the
+    iteration they first passed at (:data:`~.cubes.NEVER` when they never did); hours summed over the green ones."""
+    activity: pd.DataFrame
+    """``day, contract, engine, executor, evaluations, tokens, cost, costed, sprints, criteria_green,
+    regressions``: per day, evaluations and what they cost, sprints started, criteria first passing."""
+    flips: pd.DataFrame
+    """``day, level, name, contract, engine, executor, comparisons, flips``: re-runs on an unchanged
+    content hash, per test (level ``test``) and per strategy (level ``strategy``), on the later run's day."""
+    coverage: pd.DataFrame
+    """``day, method, name, contract, engine, executor, passed, failed, skipped``: criterion results by
+    verification method (``name``: the criterion id)."""
+    bugs: pd.DataFrame
+    """``day, contract, opened, fixed, reopened``: bug events by day and unit."""
+    scores: pd.DataFrame
+    """``day, skill, prompt_version, label, score, epochs, pass_at_1, pass_at_k, pass_hat_k``: one row per
+    scoring run."""
+    evaluations: list[dict[str, Any]]
+    """The drill-down sample, newest first (see :mod:`sprintflow.reporting.explore` for the bounds)."""
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """EvalResult excerpts by evaluation key, for the newest sampled evaluations."""
+    options: dict[str, list[str]] = field(default_factory=dict)
+    """Filter values: contract, engine, strategy, criterion, executor."""
+    first_day: str = ""
+    last_day: str = ""
+    totals: dict[str, int] = field(default_factory=dict)
+    """Evaluations, contracts, contracts named in the filter, evaluations sampled and detailed, contract pairs,
+    tests re-run on one content hash and the tests the flaky-test view keeps of them."""
+    side_by_side: list[dict[str, Any]] = field(default_factory=list)
+    """The newest :data:`~.details.SIDE_BY_SIDE_LIMIT` contract pairs of
+    :func:`~sprintflow.reporting.analytics.engine_side_by_side`, each side with its latest feedback."""
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    """:func:`~sprintflow.reporting.analytics.engine_pairs`: the paired test per pair of engines."""
+
+
+def build_page_data(history: History, *, workspace: Path | str | None = None,
+                    to_green: pd.DataFrame | None = None, criterion_greens: pd.DataFrame | None = None,
+                    side_by_side: pd.DataFrame | None = None, linked_tests: pd.DataFrame | None = None) -> PageData:
+    """Aggregate ``history`` into what the interactive page embeds.
+
+    Args:
+        history: the loaded history (``evals`` with at least the
+            :data:`~sprintflow.reporting.analytics.REPORT_COLUMNS`).
+        workspace: where to read EvalResult files of sampled evaluations that name no workspace of their own
+            (each recorded evaluation is read from the workspace it ran in).
+        to_green, criterion_greens: :func:`~sprintflow.reporting.analytics.time_to_green` and
+            :func:`~sprintflow.reporting.analytics.criterion_greens` of the same history, when the caller
+            has them already (they are the costly part); ``side_by_side``:
+            :func:`~sprintflow.reporting.analytics.engine_side_by_side`'s and ``linked_tests``
+            :func:`~sprintflow.reporting.analytics.tests_with_hashes`', likewise.
+    """
+    evals = history.evals
+    to_green = r.time_to_green(evals) if to_green is None else to_green
+    criterion_greens = r.criterion_greens(evals) if criterion_greens is None else criterion_greens
+    key = _evaluation_keys(evals)
+    is_eval = (evals["kind"] == "evaluation").to_numpy()
+    columns = ["eval_id", "workspace", "contract_id", "sprint_run", "run_id", "iteration", "result", "timestamp",
+               "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
+    evaluations = evals.loc[is_eval, [c for c in columns if c in evals.columns]].copy()
+    evaluations = evaluations.assign(**{c: None for c in columns if c not in evaluations.columns})
+    sprints = evals["sprint"].to_numpy() if "sprint" in evals.columns else r.sprint_ids(evals)
+    evaluations["key"] = key[is_eval]
+    evaluations["sprint"] = sprints[is_eval]
+    evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)
+    evaluations["executor"] = _cat(evaluations["executor"], "(unknown)")
+    evaluations["day"] = _day(evaluations["timestamp"])
+    named = _contract_names(evaluations)
+    evaluations["contract"] = _bucket(evaluations["contract_id"], named)
+    # Each sprint's first evaluation: the engine and executor every figure of the sprint is filed under.
+    first = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
+    first = first.set_index("sprint")
+    attributes = _row_attributes(evals, evaluations, key, named)
+    data = PageData(
+        outcomes=_outcomes(evals, attributes),
+        greens=_greens(to_green, criterion_greens, first, named),
+        activity=_activity(evaluations, criterion_greens, first, named),
+        flips=_flips(history, sprints, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
+        coverage=_coverage(evals, attributes),
+        bugs=_bugs(history.bugs, named),
+        scores=_scores(history.scores),
+        evaluations=[],
+        options=_options(evals, evaluations, named),
+    )
+    days = evaluations["day"].astype(object).dropna()
+    data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
+    data.evaluations = _sample(evals, evaluations, key, to_green, _flow_run_page())
+    data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
+    pairs = r.engine_side_by_side(evals, to_green=to_green) if side_by_side is None else side_by_side
+    data.side_by_side = side_by_side_feedback(pairs, workspace)
+    data.pairs = records(r.engine_pairs(pairs))
+    retested = int(data.flips.loc[data.flips["level"] == "test", "name"].nunique()) if len(data.flips) else 0
+    if retested > TEST_LIMIT:
+        data.flips = _most_flipping(data.flips, TEST_LIMIT)
+    data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
+                   "named contracts": len(named), "sampled evaluations": len(data.evaluations),
+                   "detailed evaluations": min(len(data.evaluations), DETAIL_LIMIT),
+                   "contract pairs": len(pairs), "re-run tests": retested,
+                   "tests shown": min(retested, TEST_LIMIT)}
+    return data
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as compact JSON-ready dicts: NaN as None, floats to 6 decimals, numpy scalars as Python values.
+
+    Example:
+        >>> records(pd.DataFrame({"day": ["2026-01-05"], "rate": [1 / 3], "runs": [3], "cost": [float("nan")]}))
+        [{'day': '2026-01-05', 'rate': 0.333333, 'runs': 3, 'cost': None}]
+    """
+    # Column by column, then zipped: a frame's own to_dict on object columns costs seconds per cube.
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        values = column.round(6) if pd.api.types.is_float_dtype(column.dtype) else column
+        columns.append(values.astype(object).where(column.notna(), None).tolist())
+    names = [str(name) for name in frame.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
