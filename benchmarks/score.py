@@ -82,7 +82,8 @@ def run_cli(root: Path, engine: str, concurrency: int, extra: list[str]) -> tupl
 
 
 def in_process(root: Path, engine: str, concurrency: int) -> tuple[float, dict]:
-    from sprintflow.scoring.scorer import prepare_run, score_skill
+    from sprintflow.scoring.prepare import prepare_run
+    from sprintflow.scoring.runs import score_skill
 
     run = prepare_run("triage", root=root, engine=engine)
     started = time.perf_counter()

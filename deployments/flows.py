@@ -59,7 +59,7 @@ from sprintflow.orchestration.runs import (
 )
 from sprintflow.sandbox.executors import docker_available
 from sprintflow.schemas import ExecutorConfig
-from sprintflow.scoring.scorer import DEFAULT_CASE_TIMEOUT
+from sprintflow.scoring.prepare import DEFAULT_CASE_TIMEOUT
 from sprintflow.settings import Settings, get_settings
 from sprintflow.sprint.contracts import load_contracts
 from sprintflow.tasks.workspace import checkout

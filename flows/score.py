@@ -24,17 +24,12 @@ from sprintflow.errors import InputError
 from sprintflow.orchestration.runs import flow
 from sprintflow.schemas._base import utc_now
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
-from sprintflow.scoring.scorer import (
-    DEFAULT_CASE_TIMEOUT,
-    MAX_EPOCHS,
-    ScoreRun,
-    build_report,
-    compare_reports,
-    iter_cases,
-    merge_epochs,
-    prepare_run,
-    with_prompt,
-)
+from sprintflow.scoring.cases import iter_cases
+from sprintflow.scoring.comparison import compare_reports
+from sprintflow.scoring.epochs import merge_epochs
+from sprintflow.scoring.prepare import DEFAULT_CASE_TIMEOUT, ScoreRun, prepare_run, with_prompt
+from sprintflow.scoring.report import build_report
+from sprintflow.scoring.runs import MAX_EPOCHS
 from sprintflow.tasks.score import publish_comparison, publish_report, score_batch
 
 __all__ = ["MAX_CONCURRENCY", "compare_flow", "score_flow"]

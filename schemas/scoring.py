@@ -10,7 +10,7 @@ last, so the rest of the report is byte-for-byte reproducible.
 With ``--epochs K`` (K > 1) every case runs K times; the report then adds
 ``epochs``, ``passAt1``, ``passAtK`` and ``passHatK`` overall and per case, each
 case's ``stability`` and its per-epoch results (see
-:func:`sprintflow.scoring.scorer.merge_epochs` for the definitions). With one
+:func:`sprintflow.scoring.epochs.merge_epochs` for the definitions). With one
 epoch none of these keys appear, so the report is what it always was.
 """
 

@@ -9,7 +9,9 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from sprintflow.schemas.scoring import CaseResult, CompareReport, EvalCase, ScoreReport
-from sprintflow.scoring.scorer import ScoreRun, persist_compare_report, persist_report, report_rows, score_case
+from sprintflow.scoring.prepare import ScoreRun
+from sprintflow.scoring.report import persist_compare_report, persist_report, report_rows
+from sprintflow.scoring.runs import score_case
 
 from .retries import retry_on_infrastructure
 

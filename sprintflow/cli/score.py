@@ -86,7 +86,9 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
            json_only: bool, timings: bool, use_flow: bool | None, save: bool) -> bool:
     """Score (or compare); True when the command passes."""
     from sprintflow.errors import InputError
-    from sprintflow.scoring import scorer as scoring
+    from sprintflow.scoring.prepare import prepare_run, with_prompt
+    from sprintflow.scoring.report import persist_report
+    from sprintflow.scoring.runs import compare_prompts, score_skill
 
     if compare and prompt is not None:
         raise InputError("--compare takes both prompt files; do not combine it with --prompt")
@@ -98,23 +100,23 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
     flow = prefect_api_configured() if use_flow is None else use_flow
     root = Path(".")
     # Validate everything before any engine call or Prefect import, so bad input fails fast.
-    run = scoring.prepare_run(skill, root=root, cases=cases, prompt=compare[0] if compare else prompt,
-                              engine=engine, timeout=timeout)
+    run = prepare_run(skill, root=root, cases=cases, prompt=compare[0] if compare else prompt,
+                      engine=engine, timeout=timeout)
     if flow:
         if json_only:  # machine output: keep Prefect's per-task INFO lines off stderr too
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
         ensure_prefect_api(announce=lambda message: click.echo(message, err=True))
     clock = time.monotonic()
     if compare:
-        run_b = scoring.with_prompt(run, compare[1])
+        run_b = with_prompt(run, compare[1])
         if flow:
             from sprintflow.flows.score import compare_flow
             comparison = compare_flow(run.skill, str(run.prompt_path), str(run_b.prompt_path), root=str(root),
                                       cases=str(run.cases_path), engine=run.engine, concurrency=concurrency,
                                       timeout=timeout, persist=save)
         else:
-            comparison, _, _ = scoring.compare_prompts(run, run_b.prompt_path, concurrency=concurrency,
-                                                       persist=save)
+            comparison, _, _ = compare_prompts(run, run_b.prompt_path, concurrency=concurrency,
+                                               persist=save)
         click.echo(comparison.to_json(timings=timings), nl=False)
         if not json_only:
             _print_comparison(comparison, time.monotonic() - clock)
@@ -127,9 +129,9 @@ def _score(skill: str | None, cases: Path | None, prompt: Path | None, compare: 
                             epochs=epochs)
         saved = f".sprintflow/scores/{run.skill}/" if save else None
     else:
-        report = scoring.score_skill(run, concurrency=concurrency, persist=False, epochs=epochs)
+        report = score_skill(run, concurrency=concurrency, persist=False, epochs=epochs)
         if save:
-            saved = scoring.persist_report(report, root).as_posix()
+            saved = persist_report(report, root).as_posix()
     click.echo(report.to_json(timings=timings), nl=False)
     ok = report.failed == 0 or (min_score is not None and report.score >= min_score)
     if not json_only:
@@ -141,7 +143,7 @@ def _print_summary(report, min_score: float | None, saved: str | None, seconds: 
     from rich.console import Console
     from rich.table import Table
 
-    from sprintflow.scoring.scorer import report_rows
+    from sprintflow.scoring.report import report_rows
 
     console = Console(stderr=True, highlight=False)
     failed = report_rows(report, failed_only=True)

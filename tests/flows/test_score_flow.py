@@ -15,7 +15,8 @@ import pytest
 from sprintflow.errors import DocumentError, InfrastructureError
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas.scoring import EvalCase
-from sprintflow.scoring.scorer import prepare_run, score_skill
+from sprintflow.scoring.prepare import prepare_run
+from sprintflow.scoring.runs import score_skill
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scoring"
 ENGINE = f"exec {sys.executable} stub_engine.py"

@@ -12,30 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from sprintflow.engines import extract_json
 from sprintflow.errors import ConfigError, DocumentError, InfrastructureError, InputError
 from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas.scoring import ComparatorConfig, EvalCase, ScoreHistoryRow, ScoreReport
-from sprintflow.scoring.scorer import (
-    CONTEXT_HEADING,
-    build_prompt,
-    compare_answer,
-    compare_prompts,
-    compare_reports,
-    extract_json,
-    iter_cases,
-    load_comparator,
-    mcnemar_exact,
-    merge_epochs,
-    parse_case_line,
-    pass_at_k,
-    pass_hat_k,
-    persist_report,
-    prepare_run,
-    scan_cases,
-    score_case,
-    score_cases,
-    score_skill,
-)
+from sprintflow.scoring.answers import CONTEXT_HEADING, build_prompt, compare_answer
+from sprintflow.scoring.cases import iter_cases, parse_case_line, scan_cases
+from sprintflow.scoring.comparison import compare_reports, mcnemar_exact
+from sprintflow.scoring.epochs import merge_epochs, pass_at_k, pass_hat_k
+from sprintflow.scoring.prepare import load_comparator, prepare_run
+from sprintflow.scoring.report import persist_report
+from sprintflow.scoring.runs import compare_prompts, score_case, score_cases, score_skill
 
 # Answers as each case's input tells it to, so one file can hold every kind of answer.
 STUB = r'''
