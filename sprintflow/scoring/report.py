@@ -48,7 +48,7 @@ def build_report(run: ScoreRun, results: list[CaseResult], *, started_at: str, d
                  concurrency: int, mode: ScoreMode = "plain") -> ScoreReport:
     """Aggregate per-case results (in case order) into a ``ScoreReport``.
 
-    ``results`` may come from :func:`merge_epochs`: the report then carries the
+    ``results`` may come from :func:`sprintflow.scoring.epochs.merge_epochs`: the report then carries the
     epoch fields too.
     """
     passed = sum(1 for result in results if result.passed)
