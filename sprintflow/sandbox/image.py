@@ -31,10 +31,12 @@ SANDBOX_UID = 1000
 """The unprivileged user the image creates; containers run as it or as the workspace owner."""
 
 APT_PACKAGES = [
-    "nodejs", "npm", "python3", "python3-pip", "python3-venv", "chromium",
+    "nodejs", "npm", "python3", "python-is-python3", "python3-pip", "python3-venv", "chromium",
     "fonts-liberation", "ca-certificates", "procps", "coreutils", "git",
 ]
-"""Node.js and Python toolchains plus Chromium for the playwright strategy."""
+"""Node.js and Python toolchains plus Chromium for the playwright strategy. ``python-is-python3``: the
+commands people write say ``python -m pytest`` and ``python -m compileall``, which pass on a host with a
+``python`` and were "command not found" in a sandbox with only ``python3``."""
 
 PIP_PACKAGES = ["pytest", "ruff", "mypy", "cosmic-ray>=8.7,<9"]
 """The Python dev tools the python strategies call (Debian's are too old or missing)."""

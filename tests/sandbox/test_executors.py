@@ -156,3 +156,37 @@ def test_every_executor_name_but_auto_names_one_registered_executor_and_the_docu
     for command in ("evaluate", "run"):
         shown = " ".join(CliRunner().invoke(cli, [command, "--help"]).output.split())
         assert "--executor [" + "|".join(ExecutorName) + "]" in shown
+
+
+# The launchers people write in a contract's commands, each with the exit code it must give on a tiny project
+# with one passing test: the same in both executors (a bober-style `python -m ...` was "command not found",
+# exit 127, in a sandbox that had only python3, while it passed on the host).
+_LAUNCHERS = {
+    "python -m compileall -q .": 0,
+    "python -m pytest -q test_ok.py": 0,
+    "python -m pytest -q test_broken.py": 1,
+    "python3 -m pytest -q test_ok.py": 0,
+    "pip --version": 0,
+    "npx --version": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def launcher_verdicts(docker_ready, tmp_path_factory):
+    """Every launcher's exit code in each executor, on one project (each container run once)."""
+    project = tmp_path_factory.mktemp("launchers")
+    (project / "test_ok.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    (project / "test_broken.py").write_text("def test_broken():\n    assert 1 + 1 == 3\n")
+    verdicts = {}
+    config = ExecutorConfig(output_limit=20_000)
+    for executor in (LocalExecutor(config), DockerExecutor(config)):
+        for command in _LAUNCHERS:
+            outcome = executor.run(project, CommandSpec(command, timeout=120))
+            verdicts[executor.kind, command] = (outcome.exit_code, (outcome.stdout + outcome.stderr)[-300:])
+    return verdicts
+
+
+@pytest.mark.parametrize("command", sorted(_LAUNCHERS))
+def test_the_commands_people_write_give_the_same_verdict_in_both_executors(launcher_verdicts, command):
+    local, docker_run = launcher_verdicts["local", command], launcher_verdicts["docker", command]
+    assert local[0] == docker_run[0] == _LAUNCHERS[command], (local, docker_run)
