@@ -47,6 +47,9 @@ REPORT_FORMATS = (
     "tsc", "eslint", "ruff", "mypy", "vitest", "jest", "junit", "playwright",
     # The tools' default human-readable output, for commands that set no format.
     "pytest", "vitest-text", "jest-text", "eslint-stylish", "ruff-text", "playwright-text", "go-test", "biome",
+    "go-test-json", "go-build", "gofmt",
+    "cargo", "cargo-json", "cargo-nextest",
+    "maven",
     "generic",
 )
 """Every report format a strategy's ``format`` may name (each has one parser,

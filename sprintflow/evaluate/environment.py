@@ -48,6 +48,8 @@ class EnvironmentKind(str, Enum):
     killed = "killed"
     """Killed by SIGKILL, and nothing says it was for memory: from outside the sandbox."""
     disk_full = "disk-full"
+    toolchain = "toolchain"
+    """The project declares a newer toolchain than the one where the check ran (``go.mod``'s ``go`` line)."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,15 @@ _SHELL_NOT_FOUND = re.compile(
 # npx reaching for the registry for a tool that is not installed, in a sandbox without network.
 _NPX_OFFLINE = re.compile(r"npm (?:ERR!|error) code (?:ENOTFOUND|EAI_AGAIN|ENOTCACHED|ECONNREFUSED)")
 _NPX_PACKAGE = re.compile(r"request to https?://[^/\s]+/(?P<pkg>(?:@[^/\s]+/)?[^/\s]+) failed")
+# The go command refusing an older toolchain, or failing to fetch the one go.mod names.
+_GO_TOOLCHAIN = re.compile(r"^go: (?P<file>\S+) requires go >= (?P<want>[\w.\-]+) \(running go (?P<have>[\w.\-]+)"
+                           r"|^go: download (?P<fetch>go[\w.\-]+) for \S+: ", re.MULTILINE)
+# A module the go command could not download: the proxy unreachable, or the network off (GOPROXY=off,
+# GOFLAGS=-mod=mod in a sandbox without network). Not `missing go.sum entry` (the change's own
+# go.sum) nor a checksum mismatch (a tampered module), which are no environment's fault.
+_GO_DOWNLOAD = re.compile(r"(?:(?P<module>[\w.\-~]+(?:/[\w.\-~]+)*@v[\w.\-+]+): )?(?:Get|reading) "
+                          r"\"?https?://\S+\"?: (?:dial tcp|net/http|proxyconnect)"
+                          r"|module lookup disabled by GOPROXY=off|dial tcp: lookup proxy\.golang\.org")
 _PY_NO_METADATA = re.compile(r"PackageNotFoundError: No package metadata was found for (?P<name>[\w.-]+)")
 _PY_MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?(?P<module>[\w.]+)'?")
 _NODE_MISSING = re.compile(r"Cannot find (?:module|package) '(?P<module>[^']+)'")
@@ -311,6 +322,7 @@ def classify_environment(output: str, exit_code: int | None,
         lambda: None if timed_out else _killed(text, exit_code),
         lambda: _native_module(text, declared),
         lambda: _runtime_api(text),
+        lambda: _go_environment(text),
         lambda: _command_not_found(text, declared),
         lambda: _missing_dependency(text, declared),
     ]
@@ -387,6 +399,24 @@ def _runtime_api(text: str) -> EnvironmentFailure | None:
                               f"{_runtime(text)} lacks {api}, which a dependency calls: run this check in an "
                               "image with the runtime the project declares (package.json engines, .nvmrc, "
                               "requires-python).", subject=api)
+
+
+def _go_environment(text: str) -> EnvironmentFailure | None:
+    """The go command's own word that the toolchain is too old or a module could not be downloaded."""
+    if toolchain := _GO_TOOLCHAIN.search(text):
+        want = f"go{toolchain['want']}" if toolchain["want"] else toolchain["fetch"]
+        have = f" and go {toolchain['have']} ran the check" if toolchain["have"] else ""
+        return EnvironmentFailure(EnvironmentKind.toolchain, _line_of(text, toolchain.start()),
+                                  f"The project asks for {want}{have}: run the check with that toolchain "
+                                  f"(GOTOOLCHAIN={want} makes the go command fetch it from the module proxy, "
+                                  "in a step with network) or in an image that has it.", subject=want)
+    if download := _GO_DOWNLOAD.search(text):
+        module = download["module"]
+        return EnvironmentFailure(EnvironmentKind.missing_dependency, _line_of(text, download.start()),
+                                  f"{f'`{module}`' if module else 'A module'} could not be downloaded where the "
+                                  "check ran (no network there): download the modules in the setup step "
+                                  "(go mod download), the one step with network, or vendor them.", subject=module)
+    return None
 
 
 def _missing_runtime_api(text: str) -> tuple[str | None, str]:

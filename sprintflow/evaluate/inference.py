@@ -37,7 +37,8 @@ __all__ = ["GENERIC", "ReportSpec", "infer_report", "tool_invocations"]
 GENERIC = "generic"
 MAX_SCRIPT_DEPTH = 8
 _TEXT_FORMATS = ("vitest-text", "jest-text", "eslint-stylish", "ruff-text", "mypy", "tsc", "pytest",
-                 "playwright-text", "biome", "go-test")
+                 "playwright-text", "biome", "go-test", "go-build", "gofmt",
+                 "cargo", "cargo-nextest", "maven")
 
 
 @dataclass(frozen=True)
@@ -407,8 +408,97 @@ def _biome(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
 
 
 def _go(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
-    """``go test`` prints its failures (``-json`` is a stream of events, read as text too)."""
-    return ReportSpec("go-test") if opts.first == "test" and "-json" not in opts.args else None
+    """``go test`` prints its failures (``-json``: a stream of events, with the go command's own
+    messages on stderr beside it); ``go build``, ``go vet`` and ``go install`` the compiler's and
+    vet's findings; ``go tool staticcheck`` (a tool of go.mod) its own."""
+    if opts.first == "test":
+        return ReportSpec("go-test-json" if opts.has("-json") else "go-test")
+    if opts.first in ("build", "vet", "install") and not opts.has("-json"):
+        return ReportSpec("go-build")
+    if opts.first == "tool" and len(opts.args) > 1:
+        tool = posixpath.basename(opts.args[1])
+        reader = _TOOLS.get(tool) if tool in ("staticcheck", "golangci-lint", "gofmt") else None
+        return reader(_Options(opts.args[2:]), env, workspace) if reader else None
+    return None
+
+
+def _go_linter(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """staticcheck and golangci-lint print ``path.go:line:col: message (check)`` unless told to write
+    JSON, SARIF or another format (``-f``, ``--out-format``, ``--output.<format>.path``)."""
+    if opts.first in _GOLANGCI_OTHER_COMMANDS:
+        return None
+    written = opts.value("-f", "--out-format") not in (None, "text", "stylish", "colored-line-number", "line-number")
+    if written or any(arg.startswith("--output.") and not arg.startswith("--output.text.") for arg in opts.args):
+        return None
+    return ReportSpec("go-build")
+
+
+_GOLANGCI_OTHER_COMMANDS = ("fmt", "formatters", "linters", "version", "help", "config", "cache", "completion",
+                            "custom", "migrate")
+
+
+def _gofmt(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """``gofmt -l`` lists the files it would change, ``gofmt -d`` the diffs; otherwise it prints the
+    formatted source (or rewrites the files with ``-w``), which is no report."""
+    return ReportSpec("gofmt") if opts.has("-l", "-d") and not opts.has("-w") else None
+
+
+_CARGO_BUILDS = {"build", "b", "check", "c", "clippy", "test", "t", "bench", "doc", "d", "rustc", "rustdoc"}
+# cargo's own options that take a value, before the subcommand (`cargo -C dir test`).
+_CARGO_VALUED = {"-C", "-Z", "--config", "--color", "--manifest-path", "--target-dir", "--explain"}
+
+
+def _cargo(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """``cargo build``, ``check``, ``clippy``, ``test`` print rustc's diagnostics and the tests' results;
+    ``--message-format=json`` a JSON message per line (the tests' own output, and cargo's, beside it);
+    ``cargo fmt --check`` rustfmt's diffs (plain ``cargo fmt`` rewrites the files: no report);
+    ``cargo nextest run`` a line per test."""
+    args = list(opts.args)
+    while args and (args[0].startswith("+") or args[0].startswith("-")):
+        option = args.pop(0)  # a toolchain (`+nightly`) or one of cargo's own options
+        if option in _CARGO_VALUED and args:
+            args.pop(0)
+    if not args:
+        return None
+    command, rest = args[0], _Options(tuple(args[1:]))
+    own = _Options(tuple(args[1:args.index("--")] if "--" in args else args[1:]))  # after `--`: the tool's
+    if command == "fmt":
+        return ReportSpec("cargo") if rest.has("--check") else None
+    if command == "nextest":
+        # Its JUnit file (`[profile.<name>.junit]` of .config/nextest.toml) names no file or line of a
+        # Rust failure: the human output, which has the panic's place, is read instead.
+        return ReportSpec("cargo-nextest") if rest.first in ("run", "r") else None
+    if command not in _CARGO_BUILDS:
+        return None
+    message_format = (own.value("--message-format") or "human").split(",")
+    if any(part.startswith("json") for part in message_format):
+        return ReportSpec("cargo-json")
+    return ReportSpec(GENERIC) if "short" in message_format else ReportSpec("cargo")
+
+
+_MAVEN_PHASES = {"validate", "compile", "test-compile", "test", "package", "integration-test", "verify",
+                 "install", "deploy"}
+_MAVEN_PLUGINS = {"compiler", "surefire", "failsafe", "checkstyle", "spotbugs"}
+
+
+def _maven(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
+    """``mvn``/``./mvnw`` running a build phase (``test``, ``verify`` …) or the compiler, Surefire,
+    Failsafe, Checkstyle or SpotBugs goal: Maven's own output, which carries the compiler's errors,
+    the failing tests and the totals of every module. Surefire's XML reports are not read instead:
+    they are one file per test class and per module, and say nothing of a build that failed to compile.
+    """
+    for arg in opts.args:
+        parts = arg.split(":")  # `prefix:goal`, `group:artifact[:version]:goal`
+        plugin = "" if len(parts) < 2 else parts[1] if len(parts) > 2 else parts[0]
+        # `maven-surefire-plugin`, `spotbugs-maven-plugin`, or the prefix alone (`surefire`)
+        if arg in _MAVEN_PHASES or plugin.removesuffix("-plugin").removesuffix("-maven").removeprefix("maven-") \
+                in _MAVEN_PLUGINS:
+            return ReportSpec("maven")
+    return None
+
+
+def _javac(opts: _Options, env: Env, workspace: Path) -> ReportSpec:
+    return ReportSpec("maven")  # the maven parser reads plain javac's `Foo.java:12: error: …` too
 
 
 def _react_scripts(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
@@ -416,10 +506,12 @@ def _react_scripts(opts: _Options, env: Env, workspace: Path) -> ReportSpec | No
 
 
 _TOOLS = {
+    "cargo": _cargo,
     "vitest": _vitest, "jest": _jest, "eslint": _eslint, "next": _next, "tsc": _tsc, "vue-tsc": _tsc,
     "ruff": _ruff, "mypy": _mypy, "dmypy": _mypy, "pytest": _pytest, "py.test": _pytest,
     "playwright": _playwright, "react-scripts": _react_scripts, "go": _go,
-    "biome": _biome,
+    "mvn": _maven, "mvnw": _maven, "javac": _javac,
+    "staticcheck": _go_linter, "golangci-lint": _go_linter, "gofmt": _gofmt, "biome": _biome,
 }
 
 

@@ -20,11 +20,14 @@ from sprintflow.schemas.strategies import REPORT_FORMATS
 
 from ._common import PARSERS, TEST_RUNNER_FORMATS, ParsedReport, Roots, TestCase, TestCounts, TestFailure, TestStatus
 from .biome import parse_biome
+from .cargo import parse_cargo, parse_cargo_json
 from .eslint import parse_eslint_json, parse_eslint_stylish
 from .generic import parse_locations
-from .go_test import parse_go_test
+from .go_test import parse_go_test, parse_go_test_json
+from .go_tools import parse_go_build, parse_gofmt
 from .jest_style import parse_jest_json, parse_vitest_json
 from .junit import parse_junit_xml
+from .maven import parse_maven
 from .playwright import parse_playwright_json, parse_playwright_text
 from .pytest_text import parse_pytest_output
 from .python_tools import parse_mypy, parse_ruff_json, parse_ruff_text
@@ -41,13 +44,19 @@ __all__ = [
     "TestStatus",
     "TEST_RUNNER_FORMATS",
     "parse_biome",
+    "parse_cargo",
+    "parse_cargo_json",
     "parse_eslint_json",
     "parse_eslint_stylish",
+    "parse_go_build",
     "parse_go_test",
+    "parse_go_test_json",
+    "parse_gofmt",
     "parse_jest_json",
     "parse_jest_text",
     "parse_junit_xml",
     "parse_locations",
+    "parse_maven",
     "parse_mypy",
     "parse_playwright_json",
     "parse_playwright_text",

@@ -17,6 +17,8 @@ from ._common import (
     relativise,
     report_parser,
 )
+from .cargo import RUST_PANIC
+from .maven import JVM_FRAME, jvm_expected_received, test_file
 
 __all__ = ["parse_junit_xml"]
 
@@ -77,9 +79,24 @@ def _failure(case: ET.Element, problem: ET.Element, roots: Roots) -> TestFailure
     if frame:
         file, line = frame[0], frame[1]
     expected, received = expected_received(f"{message}\n{stack}")
+    if jvm := _jvm_frame(case, stack):  # Surefire, Failsafe, Gradle: the test class's own frame
+        file, line = jvm
+        expected, received = jvm_expected_received(message)
+    elif panic := RUST_PANIC.search(stack):  # cargo nextest: where the test panicked
+        file, line = relativise(panic["file"], roots), int(panic["line"])
     return TestFailure(test=_name(case), message=message,
                        file=file, line=line, expected=expected, received=received, stack=stack,
                        test_id=_pytest_id(case))
+
+
+def _jvm_frame(case: ET.Element, stack: str) -> tuple[str, int] | None:
+    """Where a JVM test failed: the innermost frame of its own class (``at x.FooTest.testBar(FooTest.java:23)``),
+    in the source folder Maven and Gradle keep tests in (``src/test/java``, ``src/test/kotlin``)."""
+    classname = (case.get("classname") or "").split("$", 1)[0]
+    for frame in JVM_FRAME.finditer(stack):
+        if classname and frame["cls"].split("$", 1)[0] == classname:
+            return test_file(classname, "", frame["file"]), int(frame["line"])
+    return None
 
 
 def _pytest_id(case: ET.Element) -> str | None:

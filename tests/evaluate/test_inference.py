@@ -103,6 +103,33 @@ def test_python_commands(tmp_path, command, expected):
     assert infer_report(command, tmp_path) == expected
 
 
+@pytest.mark.parametrize("command, expected", [
+    ("cargo build", ReportSpec("cargo")),
+    ("cargo check --all-targets", ReportSpec("cargo")),
+    ("cargo clippy --workspace -- -D warnings", ReportSpec("cargo")),
+    ("cargo test", ReportSpec("cargo")),
+    ("cargo t -p regex-lite --lib", ReportSpec("cargo")),
+    ("cargo +nightly --locked test --no-fail-fast", ReportSpec("cargo")),
+    ("cargo -C crates/app test", ReportSpec("cargo")),
+    ("RUST_BACKTRACE=1 cargo test -- --nocapture", ReportSpec("cargo")),
+    ("cargo check --message-format=json", ReportSpec("cargo-json")),
+    ("cargo test --message-format json-diagnostic-rendered-ansi", ReportSpec("cargo-json")),
+    ("cargo clippy --message-format=json-render-diagnostics,json-diagnostic-short", ReportSpec("cargo-json")),
+    ("cargo build --message-format=short", ReportSpec(GENERIC)),
+    ("cargo test -- --message-format=json", ReportSpec("cargo")),  # the test binary's option, not cargo's
+    ("cargo fmt --check", ReportSpec("cargo")),
+    ("cargo fmt --all -- --check", ReportSpec("cargo")),
+    ("cargo fmt", ReportSpec(GENERIC)),  # rewrites the files: no report
+    ("cargo run", ReportSpec(GENERIC)),
+    ("cargo fmt --check && cargo clippy && cargo test", ReportSpec("cargo")),
+    ("cargo nextest run --workspace --no-fail-fast", ReportSpec("cargo-nextest")),
+    ("cargo nextest list", ReportSpec(GENERIC)),
+    ("cargo clippy && cargo nextest run", ReportSpec("cargo+cargo-nextest")),
+])
+def test_cargo_commands(tmp_path, command, expected):
+    assert infer_report(command, tmp_path) == expected
+
+
 def test_pyproject_settings_name_the_report(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.ruff]\noutput-format = "json"\n\n[tool.pytest.ini_options]\naddopts = "-q --junitxml=out/junit.xml"\n')

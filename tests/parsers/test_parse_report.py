@@ -20,9 +20,11 @@ REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 ROOTS = ["/tmp/sfrec/vitest3", "/tmp/sfrec/jest30", "/tmp/sfrec/pw", "/tmp/sfrec/pyproj",
          "/tmp/sfrec/eslint9", "/tmp/sfrec13/env/humanize", "/tmp/sfrec13/scratch/vitest1",
          "/tmp/sfrec13/scratch/jest29", "/tmp/sfrec13/ts/destr", "/tmp/sfrec13/py/click-8.5.1",
-         "/tmp/sfrec13/pwapp", "/tmp/sfrec13/ts/tsconfig-paths"]
+         "/tmp/sfrec13/pwapp", "/tmp/sfrec13/ts/tsconfig-paths", "/tmp/rec-go/uuid", "/tmp/rec-go/cobra",
+         "/tmp/rec-jvm/cli"]
 TOOLS = {"vitest-text": "vitest", "jest-text": "jest", "eslint-stylish": "eslint", "ruff-text": "ruff",
-         "playwright-text": "playwright", "go-test": "go"}
+         "playwright-text": "playwright", "go-test": "go", "go-test-json": "go", "go-build": "go",
+         "cargo-json": "cargo", "cargo-nextest": "cargo", "maven": "surefire"}
 ONE_FIXTURE = {
     "tsc": ("tsc/5.9.3.txt", 7),
     "eslint": ("eslint/9.39.5.json", 4),
@@ -40,7 +42,14 @@ ONE_FIXTURE = {
     "playwright-text": ("playwright/1.61.1-list.txt", 2),
     "generic": ("generic/eslint-visualstudio-8.14.0.txt", 1),
     "go-test": ("go/1.26.8-default.txt", 2),
+    "go-test-json": ("go/1.26.8-json-cobra-doc.txt", 4),
+    "go-build": ("go/staticcheck-2026.2.2-cobra.txt", 6),
+    "gofmt": ("go/1.26.8-gofmt-d-uuid.txt", 13),
     "biome": ("biome/2.6.8-check.txt", 4),
+    "cargo": ("cargo/clippy-0.1.95.txt", 1),
+    "cargo-json": ("cargo/1.95.0-check-json.txt", 2),
+    "cargo-nextest": ("cargo/nextest-0.9.151-no-fail-fast.txt", 3),
+    "maven": ("maven/3.8.7-surefire-3.1.2-test.txt", 2),
 }
 
 
