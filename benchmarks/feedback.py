@@ -1,9 +1,10 @@
 """Feedback precision on real projects with injected faults: recall and noise, from recordings.
 
 For every project in ``tests/fixtures/feedback/`` (four TypeScript, four
-Python, recorded by ``benchmarks/record_feedback.py``: real tools of several
+Python, three Go, recorded by ``benchmarks/record_feedback.py``: real tools of several
 versions on real code with a type error, a lint error and a failing assertion
-injected), each recorded command goes through what the evaluator does with it:
+injected; in Go, a compile error, a vet or staticcheck finding, a failing check
+and a panic), each recorded command goes through what the evaluator does with it:
 format inference from the command line, the parser, the environment
 classifier, then the generator feedback of one evaluation, together with one
 criterion per strategy and a previous evaluation in which everything passed
@@ -145,8 +146,8 @@ def main() -> int:
                   f"{serial_bash(chosen):>7}  "
                   f"{'; '.join(r.command for r in chosen)}{note}")
     print()
-    for key in ("plain", "plain:typescript", "plain:python", "repeated", "configured", "configured:typescript",
-                "configured:python", "built"):
+    for key in ("plain", "plain:typescript", "plain:python", "plain:go", "repeated", "configured",
+                "configured:typescript", "configured:python", "configured:go", "built"):
         if totals[key][1]:
             print(totals_line(key, totals[key]))
     print()
@@ -306,7 +307,8 @@ def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
                 continue
             recording = json.loads(path.read_text(encoding="utf-8"))
             spec = infer_report(recording["command"], workspace)
-            result, tests = judge(entry["strategy"], recording, spec, [meta["root"]])
+            # The scratch workspace is a root too: its go.mod says which folder a Go package is in.
+            result, tests = judge(entry["strategy"], recording, spec, [meta["root"], scratch])
             runs.append(Run(project["name"], entry["id"], entry["strategy"], entry["plain"], entry["expects"],
                             entry.get("evaluate", True),
                             recording["command"], recording["toolVersion"], spec, result, tests,
@@ -447,6 +449,8 @@ def _selects(reproduction: str, runner: str, tests: list[str], listed: list[str]
         return False
     if runner == "pytest":
         return sorted(w for w in words if "::" in w) == tests
+    if runner == "go":
+        return _go_selects(words, tests, listed)
     files = {split_js_id(test)[0] for test in tests} - {None}
     if "-t" not in words:  # files that failed to load: each file, whole
         return bool(files) and files <= set(words) and all(not split_js_id(test)[1] for test in tests)
@@ -455,6 +459,21 @@ def _selects(reproduction: str, runner: str, tests: list[str], listed: list[str]
     chosen = {title for title in titles if pattern.search(title)}
     wanted = {" ".join(split_js_id(test)[1]) for test in tests}
     return chosen == wanted and files <= set(words)
+
+
+def _go_selects(words: list[str], tests: list[str], listed: list[str]) -> bool:
+    """``go test -run``: each ``/`` level of the pattern matched against that level of a test's name
+    (``./pkg TestX/sub``), in the packages the command names."""
+    if "-run" not in words:
+        return False
+    levels = [re.compile(level) for level in words[words.index("-run") + 1].split("/")]
+
+    def runs(test: str) -> bool:
+        package, _, name = test.rpartition(" ")
+        named = (package or ".") in words or "./..." in words
+        return named and all(level.search(part) for level, part in zip(levels, name.split("/"), strict=False))
+
+    return all(runs(test) for test in tests) and not any(runs(test) for test in listed if test not in tests)
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def test_the_recorded_projects_meet_the_feedback_goal():
     (a sprint's next iteration on a tree nobody fixed): recall, noise, test names, reproductions."""
     bench = runpy.run_path(str(ROOT / "benchmarks" / "feedback.py"))
     catalogue = json.loads((FEEDBACK / "projects.json").read_text(encoding="utf-8"))
-    totals = {"plain": [0] * 7, "repeated": [0] * 7}
+    totals = {"plain": [0] * 7, "repeated": [0] * 7, "plain:go": [0] * 7}
     for project in catalogue["projects"]:
         runs, project_faults = bench["load_project"](project)
         for label, chosen in bench["evaluations"](runs):
@@ -129,10 +129,12 @@ def test_the_recorded_projects_meet_the_feedback_goal():
             expected = {name: project_faults[name] for run in chosen for name in run.expects}
             counts = (len(bench["named_faults"](items, expected)), len(expected), len(items),
                       *bench["test_names"](items, chosen), *bench["reproductions"](items, chosen))
-            totals[kind] = [total + n for total, n in zip(totals[kind], counts, strict=True)]
+            for key in {kind, f"{kind}:{project['language']}"} & set(totals):
+                totals[key] = [total + n for total, n in zip(totals[key], counts, strict=True)]
     assert totals["plain"][1] >= 25 and totals["repeated"][1] >= 20, totals
     assert totals["plain"][3] >= 10 and totals["repeated"][5] >= 5, totals  # failing tests and reproductions seen
     assert bench["goal_met"](*totals["plain"]) and bench["goal_met"](*totals["repeated"]), totals
+    assert totals["plain:go"][1] >= 6 and bench["goal_met"](*totals["plain:go"]), totals  # Go modules alone
 
 
 def test_a_cap_hides_only_the_least_urgent_and_says_what_it_left_out():
