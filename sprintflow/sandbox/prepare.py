@@ -24,7 +24,14 @@ from sprintflow.schemas import DEFAULT_IMAGE
 from .dependencies import plan_dependencies
 from .downloads import node_versions, npm_for_node, sandbox_cache
 from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
-from .runtimes import RuntimeUnavailable, declared_runtimes, pick_node_version, pick_python_suite
+from .runtimes import (
+    DEFAULT_GO,
+    RuntimeUnavailable,
+    declared_runtimes,
+    pick_go_version,
+    pick_node_version,
+    pick_python_suite,
+)
 
 if TYPE_CHECKING:
     from sprintflow.sandbox.executors import Executor
@@ -87,13 +94,16 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     if runtimes.node is not None:
         base = suite_base_image(suite, base_image, progress)
         node_version = pick_node_version(runtimes.node, node_versions(cache), base_node_version(base, cache))
+    go_version = None
+    if (workspace / "go.mod").is_file():  # the base image has no Go: a go.mod always gets one
+        go_version = pick_go_version(runtimes.go) if runtimes.go else DEFAULT_GO
     if not plan.steps and node_version is None and suite == "bookworm":
         return None
     lock = cache / "locks" / f"prepare-{hashlib.sha256(str(workspace).encode()).hexdigest()[:16]}.lock"
     with file_lock(lock):
         base = suite_base_image(suite, base_image, progress)
         node = (node_version, npm_for_node(node_version, cache)) if node_version else None
-        runtime = runtime_layer(base, node, progress)
+        runtime = runtime_layer(base, node, progress, go=go_version)
         image, volume = runtime, None
         if plan.steps:
             key = plan.key(workspace, runtime)
@@ -104,11 +114,13 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     touch_used(cache, image)
     touch_used(cache, runtime)
     return PreparedSandbox(image=image, node_modules_volume=volume,
-                           description=_describe(runtimes, suite, node_version, plan, image))
+                           description=_describe(runtimes, suite, node_version, go_version, plan, image))
 
 
-def _describe(runtimes, suite: str, node_version: str | None, plan, image: str) -> str:
+def _describe(runtimes, suite: str, node_version: str | None, go_version: str | None, plan, image: str) -> str:
     parts = [image]
+    if go_version:
+        parts.append(f"go {go_version} ({runtimes.go or 'go.mod without a go line'})")
     if node_version:
         parts.append(f"node {node_version} ({runtimes.node})")
     elif runtimes.node:

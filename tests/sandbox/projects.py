@@ -10,7 +10,9 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
   one devDependency and the lockfile resolved as of ``RESOLVED_BEFORE``; its tests
   need node >= 20, which the package does not declare, so each copy gets an ``.nvmrc``;
 * ``outcome``: the outcome 1.3.0.post0 sdist from PyPI, a src-layout library that
-  depends on attrs and ships ``tests/`` and ``test-requirements.txt``.
+  depends on attrs and ships ``tests/`` and ``test-requirements.txt``;
+* ``color``: the Go module github.com/fatih/color v1.19.0 from the Go module proxy
+  (``go mod download``), a library with three module dependencies, pinned by its go.sum.
 
 Each is downloaded once per machine under ``$SPRINTFLOW_TEST_PROJECTS`` (default
 ``~/.cache/sprintflow/test-projects``), node projects with ``npm ci`` run, and
@@ -35,6 +37,7 @@ RESOLVED_BEFORE = "2026-10-01"
 ZOD = "zod@4.1.12"
 VITEST = "3.2.4"
 OUTCOME = "outcome==1.3.0.post0"
+COLOR = "github.com/fatih/color@v1.19.0"
 
 
 def cache_root() -> Path:
@@ -83,13 +86,23 @@ def _prepare_outcome(target: Path) -> None:
     shutil.rmtree(download)
 
 
+def _prepare_color(target: Path) -> None:
+    proc = subprocess.run(["go", "mod", "download", "-json", COLOR], capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise RuntimeError(f"go mod download {COLOR} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    shutil.copytree(json.loads(proc.stdout)["Dir"], target)  # the module cache's copy is read-only
+    _run(["chmod", "-R", "u+w", str(target)], target)
+    _run(["go", "mod", "download"], target)  # its dependencies, on the host as a developer has them
+
+
 def _set_up_python_host(project: Path) -> None:
     """What a developer does on the host: a virtualenv in the project, the project installed editable."""
     _run([sys.executable, "-m", "venv", ".venv"], project)
     _run([str(project / ".venv/bin/pip"), "install", "-q", "-e", ".", "-r", "test-requirements.txt"], project)
 
 
-_PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome}
+_PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome,
+            "color": _prepare_color}
 
 
 def pristine(name: str) -> Path:

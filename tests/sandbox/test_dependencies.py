@@ -69,3 +69,16 @@ def test_the_script_keeps_only_node_modules_of_the_project_copy(tmp_path):
     script = plan_dependencies(tmp_path).script()
     assert script.startswith("set -eu\n")
     assert "! -name node_modules -exec rm -rf {} +" in script
+
+
+def test_a_go_module_downloads_what_its_go_sum_pins_and_the_key_follows_it(tmp_path):
+    (tmp_path / "go.mod").write_text("module m\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n")
+    (tmp_path / "go.sum").write_text("github.com/google/uuid v1.6.0 h1:x=\n")
+    plan = plan_dependencies(tmp_path)
+    [step] = plan.steps
+    assert step.description == "go mod download (go.mod, go.sum)" and step.inputs == ("go.mod", "go.sum")
+    assert "go mod download" in step.script and "GOPROXY=" in step.script
+    key = plan.key(tmp_path, "runtime")
+    (tmp_path / "go.sum").write_text("github.com/google/uuid v1.6.0 h1:y=\n")
+    assert plan_dependencies(tmp_path).key(tmp_path, "runtime") != key
+    assert not plan.installs_node_modules

@@ -45,3 +45,49 @@ def test_a_download_that_does_not_match_the_registry_is_refused(cache):
 def test_an_unknown_version_names_it(cache):
     with pytest.raises(RuntimeUnavailable, match="the npm registry has no is-number@0.0.0-nope"):
         downloads.unpacked_package("is-number", "0.0.0-nope")
+
+
+def _toolchain_zip(path, files: dict[str, tuple[bytes, int]]):
+    import base64
+    import hashlib
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, (data, mode) in files.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            archive.writestr(info, data)
+    summary = "".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, (data, _) in sorted(files.items()))
+    return "h1:" + base64.b64encode(hashlib.sha256(summary.encode()).digest()).decode()
+
+
+def test_a_go_toolchain_is_unpacked_only_when_its_hash_is_the_checksum_databases(tmp_path):
+    prefix = "golang.org/toolchain@v0.0.1-go1.99.0.linux-amd64/"
+    files = {f"{prefix}bin/go": (b"#!/bin/sh\necho go\n", 0o755), f"{prefix}VERSION": (b"go1.99.0\n", 0o644)}
+    good = _toolchain_zip(tmp_path / "go.zip", files)
+    downloads._unzip_verified(tmp_path / "go.zip", prefix, good, tmp_path / "go")
+    assert (tmp_path / "go" / "VERSION").read_text() == "go1.99.0\n"
+    assert (tmp_path / "go" / "bin" / "go").stat().st_mode & 0o777 == 0o755  # still runnable
+    with pytest.raises(RuntimeUnavailable, match="does not match the checksum database"):
+        downloads._unzip_verified(tmp_path / "go.zip", prefix, "h1:" + "A" * 43 + "=", tmp_path / "tampered")
+    assert not (tmp_path / "tampered").exists()
+    escaping = {**files, f"{prefix}../../escaped": (b"x", 0o644)}
+    checked = _toolchain_zip(tmp_path / "escape.zip", escaping)
+    with pytest.raises(RuntimeUnavailable, match="outside the toolchain's folder"):
+        downloads._unzip_verified(tmp_path / "escape.zip", prefix, checked, tmp_path / "escape")
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_the_checksum_databases_line_for_the_module_is_the_one_used():
+    lookup = ("12345\ngolang.org/toolchain v0.0.1-go1.26.8.linux-amd64 h1:abc=\n"
+              "golang.org/toolchain v0.0.1-go1.26.8.linux-amd64/go.mod h1:def=\n")
+    assert downloads._h1_of(lookup, "golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64") == "h1:abc="
+    with pytest.raises(RuntimeUnavailable, match="no hash"):
+        downloads._h1_of("", "golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64")
+
+
+def test_goproxy_names_the_proxy_and_direct_or_off_are_no_proxy(monkeypatch):
+    monkeypatch.setenv("GOPROXY", "direct,https://goproxy.example/mirror/|off")
+    assert downloads.go_proxy_url() == "https://goproxy.example/mirror"
+    monkeypatch.setenv("GOPROXY", "off")
+    assert downloads.go_proxy_url() == "https://proxy.golang.org"

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from sprintflow.flows.evaluate import evaluate_flow
+from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 
 from .projects import project_copy
@@ -66,6 +67,18 @@ timeout = 180
 format = "junit"
 report = ".sprintflow/reports/pytest.xml"
 ''',
+    # Plain Go commands, as a Go developer writes them: no format, no report.
+    "color": '''
+[[evaluator.strategies]]
+type = "lint"
+command = "go vet ./..."
+timeout = 300
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "go test ./..."
+timeout = 300
+''',
 }
 
 
@@ -98,6 +111,7 @@ def _host_path(workspace: Path) -> str:
     ("ts-native", ["typecheck", "lint", "unit-test"]),
     ("zod", ["unit-test"]),
     ("outcome", ["unit-test"]),
+    ("color", ["lint", "unit-test"]),
 ])
 def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tmp_path, monkeypatch,
                                                name, methods):
@@ -115,6 +129,30 @@ def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tm
     assert docker.overall_result == local.overall_result
     unit = next(s for s in docker.strategy_results if s.strategy == "unit-test")
     assert "passed" in unit.details or unit.result.value == "pass"
+
+
+def test_a_go_modules_failing_test_is_told_alike_in_docker_and_on_the_host(prefect_harness, docker_ready,
+                                                                          tmp_path):
+    """The sandbox's Go (the proxy's toolchain, the modules its go.sum pins, no network) fails the same
+    test at the same line as the host's go."""
+    workspace = project_copy("color", tmp_path)
+    (workspace / "sprintflow.toml").write_text(
+        '[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "go test ./..."\ntimeout = 300\n')
+    test = workspace / "color_test.go"
+    source = test.read_text()
+    test.unlink()  # a hard link to the shared copy: the fault goes into this one only
+    test.write_text(source.replace("\tif stdoutIsTerminal() {\n", "\tif !stdoutIsTerminal() {\n", 1))
+    contract = _contract(workspace, ["unit-test"])
+
+    local = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False, iteration=1)
+    docker = run_flow(evaluate_flow, str(workspace), str(contract), executor="docker", use_cache=False, iteration=2)
+
+    def failures(result: EvalResult) -> list[tuple]:
+        unit = next(s for s in result.strategy_results if s.strategy == "unit-test")
+        return [(d.file, d.line, d.test) for d in unit.diagnostics]
+
+    assert local.overall_result == docker.overall_result == "fail"
+    assert failures(local) == failures(docker) == [("color_test.go", 261, "TestStdoutIsTerminal_NilStdout")]
 
 
 @pytest.mark.slow

@@ -98,3 +98,29 @@ def test_python_from_the_debian_release_that_carries_it(spec, suite):
 def test_a_python_no_debian_release_carries_is_an_environment_error(spec):
     with pytest.raises(RuntimeUnavailable, match="available: python 3.11 .bookworm., python 3.13 .trixie."):
         pick_python_suite(Declaration(".python-version", spec))
+
+
+@pytest.mark.parametrize(("go_mod", "declared", "picked"), [
+    ("module m\n\ngo 1.15\n", ("go.mod go", "1.15"), "1.26.8"),  # a minimum this machine's go satisfies
+    ("module m\n\ngo 1.25.0\n", ("go.mod go", "1.25.0"), "1.26.8"),
+    ("module m\n\ngo 1.27.3\n", ("go.mod go", "1.27.3"), "1.27.3"),
+    ("module m\n\ngo 1.22\n\ntoolchain go1.28.1 // the team's\n", ("go.mod toolchain", "1.28.1"), "1.28.1"),
+    ("module m\n\ngo 1.28\n\ntoolchain go1.22.0\n", ("go.mod go", "1.28"), "1.28.0"),  # toolchains name 1.N.0
+])
+def test_a_go_mod_gets_this_machines_go_unless_it_asks_for_a_newer_one(tmp_path, go_mod, declared, picked):
+    from sprintflow.sandbox.runtimes import pick_go_version
+
+    (tmp_path / "go.mod").write_text(go_mod)
+    declaration = declared_runtimes(tmp_path).go
+    assert declaration is not None and (declaration.source, declaration.spec) == declared
+    assert pick_go_version(declaration) == picked
+
+
+def test_a_go_line_that_is_no_version_stops_with_where_it_is_written(tmp_path):
+    from sprintflow.sandbox.runtimes import pick_go_version
+
+    (tmp_path / "go.mod").write_text("module m\n\ngo latest\n")
+    with pytest.raises(RuntimeUnavailable, match=r"go.mod go 'latest' is not a Go version"):
+        pick_go_version(declared_runtimes(tmp_path).go)
+    (tmp_path / "go.mod").write_text("module m\n")
+    assert declared_runtimes(tmp_path).go is None
