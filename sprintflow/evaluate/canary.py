@@ -48,6 +48,12 @@ MAX_FILES = 200
 """Test files that get a canary pair in one run (the first, in order)."""
 _PYTHON = (".py",)
 _JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_GO = ("_test.go",)
+_SUFFIXES = {"pytest": _PYTHON, "go": _GO}
+_GO_ENV = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),)
+# A Go test file that imports the testing package by its own name: the canaries' *testing.T needs it
+# (Go allows no import after the first declaration, so a file without it gets no canary).
+_GO_TESTING = re.compile(r'^(?:import\s+|\s+)"testing"\s*$', re.MULTILINE)
 
 
 _TOKEN = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
@@ -62,6 +68,10 @@ class Canary:
     """The secret the canaries' names are derived from (it is in no file)."""
     paths: tuple[str, ...]
     """The test files, relative to the tree, in the order their canaries are numbered."""
+    env: tuple[tuple[str, str], ...] = ()
+    """What the run needs in its environment for the runner to name every test, the passing canary
+    too: ``go test`` lists passing tests only with ``-v`` (given through ``GOFLAGS``, which every go
+    command reads, whatever the command line)."""
 
     def name(self, index: int, kind: Kind) -> str:
         """The token that names the canary of ``kind`` in the file numbered ``index``."""
@@ -91,7 +101,7 @@ class Canary:
 
 
 def runner_of(fmt: str | None, command: str) -> str | None:
-    """The test runner behind a report format and command: ``pytest``, ``vitest``, ``jest`` or None.
+    """The test runner behind a report format and command: ``pytest``, ``vitest``, ``jest``, ``go`` or None.
 
     Example:
         >>> runner_of("junit", "python3 -m pytest --junitxml=r.xml"), runner_of("vitest", "npm test")
@@ -103,6 +113,8 @@ def runner_of(fmt: str | None, command: str) -> str | None:
         return "jest"
     if fmt == "pytest" or (fmt == "junit" and "pytest" in command):
         return "pytest"
+    if fmt in ("go-test", "go-test-json"):
+        return "go"
     return None
 
 
@@ -118,12 +130,16 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
         >>> plant(tree, "pytest") is None, plant(tree, "pytest", collected=["checks/calc_checks.py"]).paths
         (True, ('checks/calc_checks.py',))
     """
-    suffixes = _PYTHON if runner == "pytest" else _JS
+    suffixes = _SUFFIXES.get(runner, _JS)
     named = _test_files(root, suffixes)
-    files = sorted({*named, *(rel for rel in collected if _plain_file(root, rel, suffixes))})[:MAX_FILES]
+    files = sorted({*named, *(rel for rel in collected if _plain_file(root, rel, suffixes))})
+    if runner == "go":  # the go command builds no testdata/ or vendor/ folder: their files are data
+        files = [rel for rel in files if not {"testdata", "vendor"} & set(PurePosixPath(rel).parts[:-1])
+                 and _GO_TESTING.search((root / rel).read_text(encoding="utf-8", errors="replace"))]
+    files = files[:MAX_FILES]
     if not files:
         return None
-    canary = Canary(nonce or secrets.token_hex(16), tuple(files))
+    canary = Canary(nonce or secrets.token_hex(16), tuple(files), _GO_ENV if runner == "go" else ())
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -155,7 +171,7 @@ def _plain_file(root: Path, rel: str, suffixes: tuple[str, ...]) -> bool:
 
 def _names_a_test(name: str) -> bool:
     """A file the runner collects by its name (a helper in a tests folder is not one)."""
-    return bool(re.match(r"test_.*\.py$|.*_test\.py$|.*\.(test|spec)\.[cm]?[jt]sx?$", name))
+    return bool(re.match(r"test_.*\.py$|.*_test\.py$|.*\.(test|spec)\.[cm]?[jt]sx?$|.*_test\.go$", name))
 
 
 def _source(runner: str, canary: Canary, index: int) -> str:
@@ -166,6 +182,9 @@ def _source(runner: str, canary: Canary, index: int) -> str:
     secrets.SystemRandom().shuffle(pair)
     if runner == "pytest":
         return "".join(f'\n\ndef test_{name}():\n    assert "{left}" == "{right}"\n' for name, left, right in pair)
+    if runner == "go":  # `Test_`: a name after Test may not begin with a lowercase letter, a token may
+        return "".join(f'\nfunc Test_{name}(t *testing.T) {{\n\tif "{left}" != "{right}" {{\n'
+                       f'\t\tt.Fatal("{left} != {right}")\n\t}}\n}}\n' for name, left, right in pair)
     if runner == "vitest":  # the same expect the file's tests use, whatever the module under test did to it
         alias = secrets.token_hex(6)
         return (f"\nimport {{ test as t_{alias}, expect as e_{alias} }} from 'vitest';\n"

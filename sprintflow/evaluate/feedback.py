@@ -517,4 +517,6 @@ def summarize(contract_title: str, sprint_number: int, result: str, score_: Scor
                                if i.priority in (Priority.critical, Priority.high) and i.file and not is_test(i.file)))
     focus_text = (f" The Generator should focus on {', '.join(focus[:3])}." if focus
                   else f" The Generator should focus on the {top.priority.value} items first.")
-    return f"{head} The most critical issue{where}: {top.description[:300].rstrip('.')}.{focus_text}"
+    # Cut at a word, said to be cut: half a test name reads as a name.
+    described = top.description if len(top.description) <= 300 else top.description[:300].rsplit(None, 1)[0] + " …"
+    return f"{head} The most critical issue{where}: {described.rstrip('.')}.{focus_text}"

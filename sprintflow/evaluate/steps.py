@@ -229,7 +229,8 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
     with plan.evaluation_view.layer(check, below=plan.below()) as root:
         canary = plant(root, runner, collected=reference.files if reference else ()) \
             if runner and (reference is None or reference.canaries or reference.files) else None
-        outcome: CommandResult = plan.executor.run(root, CommandSpec(command=command, timeout=timeout))
+        outcome: CommandResult = plan.executor.run(root, CommandSpec(command=command, timeout=timeout,
+                                                                     env=dict(canary.env) if canary else {}))
         parsed = _test_report(spec, command, outcome, [plan.executor.workspace_path(root), str(root)])
     if plan.recording:
         path = plan.reference_file(check)

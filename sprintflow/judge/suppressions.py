@@ -14,7 +14,8 @@ noqa                  lint           ``# noqa``, ``# ruff: noqa``, ``# flake8: n
 pylint-disable        lint           ``# pylint: disable=…``
 eslint-disable        lint           ``/* eslint-disable */``, ``// eslint-disable-next-line``
 biome-ignore          lint           ``// biome-ignore …``
-nolint                lint           ``//nolint`` (golangci-lint)
+nolint                lint           ``//nolint`` (golangci-lint), ``//lint:ignore``, ``//lint:file-ignore``
+                                     (staticcheck)
 allow-lint            lint           ``#[allow(…)]``, ``#![allow(…)]`` (clippy)
 suppress-warnings     lint           ``@SuppressWarnings(…)``
 type-ignore           typecheck      ``# type: ignore``, ``# mypy: ignore-errors``, ``# pyright: ignore``
@@ -44,7 +45,7 @@ KINDS: dict[str, tuple[str, re.Pattern[str]]] = {
     "pylint-disable": ("lint", re.compile(r"#\s*pylint\s*:\s*disable")),
     "eslint-disable": ("lint", re.compile(r"\beslint-disable")),
     "biome-ignore": ("lint", re.compile(r"\bbiome-ignore\b")),
-    "nolint": ("lint", re.compile(r"//\s*nolint\b")),
+    "nolint": ("lint", re.compile(r"//\s*(?:nolint\b|lint:(?:file-)?ignore\b)")),
     "allow-lint": ("lint", re.compile(r"#!?\[allow\(")),
     "suppress-warnings": ("lint", re.compile(r"@SuppressWarnings\b")),
     "type-ignore": ("typecheck", re.compile(r"#\s*type\s*:\s*ignore|#\s*(?:mypy|pyright)\s*:\s*(?:ignore|basic)"

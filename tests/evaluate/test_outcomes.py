@@ -130,3 +130,30 @@ def test_canaries_go_to_the_collected_files_too_but_only_to_plain_files_inside_t
                                                               "link_checks.py", "missing.py", "calc_checks.txt"])
     assert canary is not None and canary.paths == ("calc_checks.py",)
     assert (tmp_path / "outside.py").read_text() == "x = 1\n"
+
+
+def test_go_canaries_go_to_test_files_that_import_testing_and_ask_go_test_to_name_every_test(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    files = {"go.mod": "module example.com/m\n\ngo 1.22\n",
+             "calc.go": "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+             "calc_test.go": 'package m\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+                             '\tif Add(2, 2) != 4 {\n\t\tt.Fatal("2 + 2")\n\t}\n}\n',
+             "export_test.go": "package m\n\nvar AddForTest = Add\n",  # no testing import: no canary
+             "testdata/golden_test.go": 'package golden\n\nimport "testing"\n'}  # data, never built
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    canary = plant(tmp_path, "go", nonce="n3")
+    assert canary.paths == ("calc_test.go",) and dict(canary.env)["GOFLAGS"].split()[-1] == "-v"
+    assert runner_of("go-test", "go test ./...") == runner_of("go-test-json", "go test -json ./...") == "go"
+    if shutil.which("go") is None:
+        return
+    run = subprocess.run(["go", "test", "-count=1", "./..."], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, **dict(canary.env)})
+    report = parse_report("go-test", run.stdout + run.stderr, [str(tmp_path)])
+    outcomes = judge_outcomes(report, canary, None)
+    assert outcomes.compromised is None and outcomes.canary_failed and run.returncode == 1
+    assert [(t.name, t.status) for t in outcomes.report.tests] == [("TestAdd", "passed")]

@@ -201,3 +201,21 @@ def test_a_file_the_baselines_runs_collected_tests_from_is_an_existing_test_what
     assert "an existing test" in change.critical[0]
     assert change.admitted == ["checks/helpers.py (modified)", "checks/new_checks.py (created)"]
     assert (workspace / "checks/app_checks.py").read_text() == "def test_f():\n    assert f() == 1\n"
+
+
+@pytest.mark.parametrize(("rel", "line", "kind"), [
+    ("calc.go", "\tx := f() //nolint:errcheck", "nolint"),
+    ("calc.go", "\t//lint:ignore SA4006 the value is kept for later", "nolint"),
+    ("calc.go", "//lint:file-ignore U1000 generated", "nolint"),
+    ("calc_test.go", "\tt.Skip(\"flaky\")", "skip"),
+    ("src/lib.rs", "#[allow(clippy::needless_return)]", "allow-lint"),
+    ("src/lib.rs", "#[ignore]", "skip"),
+    ("src/test/java/x/FooTest.java", "    @Disabled", "skip"),
+    ("src/main/java/x/Foo.java", "@SuppressWarnings(\"unchecked\")", "suppress-warnings"),
+])
+def test_go_rust_and_java_suppressions_are_findings(rel, line, kind):
+    from sprintflow.judge.suppressions import suppressions_added
+
+    [found] = suppressions_added(rel, b"package x\n", f"package x\n{line}\n".encode())
+    assert (found.line, found.kind) == (2, kind)
+    assert suppressions_added(rel, f"package x\n{line}\n".encode(), f"package x\n{line}\n".encode()) == []

@@ -28,7 +28,7 @@ from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 
 from .cheater import LEAKS, SECRET_ENV, TAMPERED
-from .victims import CONTRACT_ID, python_victim, ts_victim
+from .victims import CONTRACT_ID, go_victim, python_victim, ts_victim
 
 CHEATER = Path(__file__).with_name("cheater.py")
 
@@ -122,6 +122,11 @@ VERDICTS = [
     ("untested_beside_tested_js", "ts", "docker", "unit-test"),
     ("untested_among_many", "python", "local", "unit-test"),
     ("untested_among_many_js", "ts", "local", "unit-test"),
+    # Go: a runner stopped from inside prints `ok`; its failing canary did not run.
+    ("go_test_main_exits", "go", "local", "unit-test"),
+    ("go_test_main_exits", "go", "docker", "unit-test"),
+    ("go_exit_from_code", "go", "local", "unit-test"),
+    ("go_exit_from_code", "go", "docker", "sc-1-3"),
 ]
 
 HONEST = [
@@ -129,6 +134,8 @@ HONEST = [
     ("honest", "python", "local"),
     ("honest", "python", "docker"),
     ("honest", "ts", "local"),
+    ("honest", "go", "local"),
+    ("honest", "go", "docker"),
     ("honest", "python-checks", "local"),
     ("honest", "python-checks", "docker"),
     ("honest", "ts-checks", "local"),
@@ -158,6 +165,8 @@ JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pypro
 
 
 def _victim(kind: str, root: Path) -> Path:
+    if kind == "go":
+        return go_victim(root)
     if kind.startswith("ts"):
         return ts_victim(root, checks=kind == "ts-checks")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)

@@ -188,3 +188,43 @@ def ts_victim(root: Path, checks: bool = False) -> Path:
     contract = json.dumps(_contract(criteria, ["src/add.js"]), indent=2)
     _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": contract})
     return root
+
+
+GO_CONFIG = '''[evaluator]
+maxIterations = 1
+
+[[evaluator.strategies]]
+type = "build"
+command = "go build ./..."
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "go test -count=1 ."
+'''
+
+
+def go_victim(root: Path) -> Path:
+    """A Go module whose Add subtracts: plain ``go test`` (no format, no -v: it names failures only)
+    and a held-out eval in ``evals/``, a package of its own."""
+    _write(root, {
+        "go.mod": "module example.com/calc\n\ngo 1.22\n",
+        "calc.go": "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+        "calc_test.go": 'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 2); '
+                        'got != 4 {\n\t\tt.Fatalf("Add(2, 2) = %d, want 4", got)\n\t}\n}\n\n'
+                        'func TestAddZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n'
+                        '\t\tt.Fatalf("Add(0, 0) = %d, want 0", got)\n\t}\n}\n',
+        "evals/heldout_test.go": 'package evals\n\nimport (\n\t"testing"\n\n\t"example.com/calc"\n)\n\n'
+                                 'func TestAddHeldOut(t *testing.T) {\n\tif calc.Add(1, 1) != 2 {\n'
+                                 '\t\tt.Fatal("1 + 1")\n\t}\n}\n',
+        "sprintflow.toml": GO_CONFIG,
+    })
+    criteria = [
+        {"criterionId": "sc-1-1", "description": "The module builds.", "verificationMethod": "build",
+         "required": True},
+        {"criterionId": "sc-1-2", "description": "Add(2, 2) returns 4 in the unit tests.",
+         "verificationMethod": "unit-test", "required": True},
+        {"criterionId": "sc-1-3", "description": "The held-out eval passes.", "verificationMethod": "custom",
+         "required": True, "customCommand": "go test -count=1 ./evals/"},
+    ]
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, ["calc.go"]), indent=2)})
+    return root

@@ -8,7 +8,8 @@ command against each mutant, in a layer of its own (the judged tree, without the
 * **pytest**: cosmic-ray, through its runner in ``sandbox/scripts/mutate_python.py``;
 * **vitest, jest**: Stryker (``@stryker-mutator/core`` and the runner's plugin, from the project's
   own ``node_modules``: a project without them is told how to add them, and judged without it);
-  its mutants are put in their functions by ``sandbox/scripts/stryker_functions.cjs`` (Stryker names none).
+  its mutants are put in their functions by ``sandbox/scripts/stryker_functions.cjs`` (Stryker names none);
+* **go test** and the other runners: none yet; the result says the check was unavailable.
 
 Which changed files are tests is the mutation run's to say, never a name's: every changed file of
 the runner's language is handed to the tool, and those its runner collected tests from are left
@@ -107,6 +108,10 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
 
     ``commands`` are the test commands that judge (the strategy's, then the held-out evals'): with
     cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config."""
+    if runner != "pytest" and runner not in _STRYKER_RUNNERS:
+        return MutationResult(tool=runner, status="unavailable",
+                              reason=f"no mutation tool judges {runner}'s tests yet: the change's tests were not "
+                                     "mutation-checked")
     changes = job.changes(runner)
     if not changes:
         return None
