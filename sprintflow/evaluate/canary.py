@@ -50,7 +50,6 @@ _PYTHON = (".py",)
 _JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 _GO = ("_test.go",)
 _SUFFIXES = {"pytest": _PYTHON, "go": _GO}
-_GO_ENV = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),)
 # A Go test file that imports the testing package by its own name: the canaries' *testing.T needs it
 # (Go allows no import after the first declaration, so a file without it gets no canary).
 _GO_TESTING = re.compile(r'^(?:import\s+|\s+)"testing"\s*$', re.MULTILINE)
@@ -139,7 +138,9 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
     files = files[:MAX_FILES]
     if not files:
         return None
-    canary = Canary(nonce or secrets.token_hex(16), tuple(files), _GO_ENV if runner == "go" else ())
+    # go test names passing tests only with -v: GOFLAGS gives it to every go command, the user's flags kept.
+    env = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),) if runner == "go" else ()
+    canary = Canary(nonce or secrets.token_hex(16), tuple(files), env)
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")

@@ -283,8 +283,9 @@ _GO_TOOLCHAIN = re.compile(r"^go: (?P<file>\S+) requires go >= (?P<want>[\w.\-]+
 # A module the go command could not download: the proxy unreachable, or the network off (GOPROXY=off,
 # GOFLAGS=-mod=mod in a sandbox without network). Not `missing go.sum entry` (the change's own
 # go.sum) nor a checksum mismatch (a tampered module), which are no environment's fault.
+# Only a module proxy's URL (`/@v/…`, `/@latest`): a test's own request that fails is the code's.
 _GO_DOWNLOAD = re.compile(r"(?:(?P<module>[\w.\-~]+(?:/[\w.\-~]+)*@v[\w.\-+]+): )?(?:Get|reading) "
-                          r"\"?https?://\S+\"?: (?:dial tcp|net/http|proxyconnect)"
+                          r"\"?https?://\S+/@(?:v/|latest)\S*?\"?: (?:dial tcp|net/http|proxyconnect)"
                           r"|module lookup disabled by GOPROXY=off|dial tcp: lookup proxy\.golang\.org")
 _PY_NO_METADATA = re.compile(r"PackageNotFoundError: No package metadata was found for (?P<name>[\w.-]+)")
 _PY_MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?(?P<module>[\w.]+)'?")

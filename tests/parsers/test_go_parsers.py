@@ -165,7 +165,9 @@ def test_what_the_go_command_says_of_its_environment_is_an_environment_failure(n
 def test_the_changes_own_go_sum_and_build_errors_are_not_the_environments():
     for output in (read("go/1.26.8-build-uuid.txt"), read("go/1.26.8-test-build-uuid.txt"),
                    "a.go:3:2: missing go.sum entry for module providing package github.com/x/y (imported by m)",
-                   "verifying github.com/x/y@v1.0.0: checksum mismatch"):
+                   "verifying github.com/x/y@v1.0.0: checksum mismatch",
+                   '    client_test.go:12: Get "http://127.0.0.1:9/health": dial tcp 127.0.0.1:9: connect: '
+                   'connection refused'):
         assert classify_environment(output, 1) is None
 
 
