@@ -465,8 +465,8 @@ def _cargo(opts: _Options, env: Env, workspace: Path) -> ReportSpec | None:
     if command == "fmt":
         return ReportSpec("cargo") if rest.has("--check") else None
     if command == "nextest":
-        # Its JUnit file (`[profile.<name>.junit]` of .config/nextest.toml) names no file or line of a
-        # Rust failure: the human output, which has the panic's place, is read instead.
+        # Its JUnit file (`[profile.<name>.junit]` of .config/nextest.toml) is not on the command line:
+        # the human output, which has every test and the panic's place, is read.
         return ReportSpec("cargo-nextest") if rest.first in ("run", "r") else None
     if command not in _CARGO_BUILDS:
         return None
@@ -506,11 +506,10 @@ def _react_scripts(opts: _Options, env: Env, workspace: Path) -> ReportSpec | No
 
 
 _TOOLS = {
-    "cargo": _cargo,
     "vitest": _vitest, "jest": _jest, "eslint": _eslint, "next": _next, "tsc": _tsc, "vue-tsc": _tsc,
     "ruff": _ruff, "mypy": _mypy, "dmypy": _mypy, "pytest": _pytest, "py.test": _pytest,
     "playwright": _playwright, "react-scripts": _react_scripts, "go": _go,
-    "mvn": _maven, "mvnw": _maven, "javac": _javac,
+    "cargo": _cargo, "mvn": _maven, "mvnw": _maven, "javac": _javac,
     "staticcheck": _go_linter, "golangci-lint": _go_linter, "gofmt": _gofmt, "biome": _biome,
 }
 
