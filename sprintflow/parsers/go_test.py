@@ -2,7 +2,7 @@
 logged, its panic, and the package that did not build.
 
 ``--- FAIL: TestJSON/nested (0.00s)`` names a test; the indented ``file_test.go:12: message``
-lines below it are what it reported, relative to its package's folder; the package comes after
+lines below it are what it reported (with ``-v``, the lines above it, after its ``=== RUN``), relative to its package's folder; the package comes after
 them (``FAIL	example.com/m/codec	0.01s``) and ``go.mod`` under a root says which folder that is.
 A panic (``panic: runtime error: …`` and the goroutine's stack) ends the test binary: it is the failing
 test's message, located at the innermost frame in the workspace, which is where the code panicked
@@ -49,6 +49,7 @@ _ENDED = re.compile(r"^\s*--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+
 _STATUS: dict[str, TestStatus] = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped",
                                   "pass": "passed", "fail": "failed", "skip": "skipped"}
 _OTHER = re.compile(r"^\s*(?:--- (?:PASS|SKIP)|=== (?:RUN|PAUSE|CONT|NAME))\b")
+_RUNNING = re.compile(r"^\s*=== (?:RUN|CONT|NAME)\s+(?P<name>\S+)")
 _MARKER = re.compile(r"^\s*(?:--- (?:PASS|FAIL|SKIP): |=== (?:RUN|PAUSE|CONT|NAME)\b)")
 _LOGGED = re.compile(r"^\s+(?P<file>[\w.\-/]+\.go):(?P<line>\d+): (?P<message>.*)$")
 _PACKAGE = re.compile(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s+(?:[\d.]+s|\(cached\)|\[)")
@@ -87,6 +88,8 @@ def parse_go_test(text: str, roots: Roots = ()) -> ParsedReport:
     pending: list[_Test] = []
     ended: dict[str, TestStatus] = {}
     current: _Test | None = None
+    running: str | None = None
+    streamed: dict[str, list[str]] = {}
     panicking = verbose = False
     lines = text_lines(text)
     for line in lines:
@@ -100,7 +103,7 @@ def parse_go_test(text: str, roots: Roots = ()) -> ParsedReport:
         elif panicking and current is not None:
             current.lines.append(line)
         elif fail := _FAIL.match(line):
-            current = _Test(fail["name"])
+            current = _Test(fail["name"], streamed.pop(fail["name"], []))
             pending.append(current)
         elif _PANIC.match(line):
             # The binary dies here; a panic outside any test (init, TestMain) is named from its stack.
@@ -111,9 +114,12 @@ def parse_go_test(text: str, roots: Roots = ()) -> ParsedReport:
             panicking = True
         elif _OTHER.match(line):
             verbose = verbose or line.lstrip().startswith("=== RUN")
+            running = marker["name"] if (marker := _RUNNING.match(line)) else None
             current = None
         elif current is not None and line.startswith((" ", "\t")):
             current.lines.append(line)
+        elif running is not None and line.startswith((" ", "\t")):
+            streamed.setdefault(running, []).append(line)  # -v: a test logs before its `--- FAIL`
     failures += _failures(pending, "", roots)
     report = failure_report("go", [*tests, *_innermost(ended, "")] if verbose else [], failures)
     report.diagnostics += _build_errors(lines, roots)

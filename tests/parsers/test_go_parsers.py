@@ -93,7 +93,8 @@ def test_gofmt_lists_files_and_its_diffs_give_each_hunks_first_changed_line(uuid
     assert diffs.diagnostics[0].message == "not formatted as gofmt formats it: run gofmt -w dce.go"
 
 
-@pytest.mark.parametrize("name", ["go/1.26.8-test-fail-uuid.txt", "go/1.26.8-json-fail-uuid.txt"])
+@pytest.mark.parametrize("name", ["go/1.26.8-test-fail-uuid.txt", "go/1.26.8-test-v-fail-uuid.txt",
+                                  "go/1.26.8-json-fail-uuid.txt"])
 def test_a_failing_check_in_a_loop_is_one_finding_with_its_count(uuid, name):
     fmt = "go-test-json" if "json" in name else "go-test"
     [failure] = parse_report(fmt, read(name), uuid).diagnostics
@@ -102,8 +103,10 @@ def test_a_failing_check_in_a_loop_is_one_finding_with_its_count(uuid, name):
                                "uuid_test.go:220: Random UUID of version VERSION_4 (30 times)")
 
 
-def test_the_json_stream_counts_every_test_and_its_skips(uuid):
-    report = parse_report("go-test-json", read("go/1.26.8-json-fail-uuid.txt"), uuid)
+@pytest.mark.parametrize(("fmt", "name"), [("go-test-json", "go/1.26.8-json-fail-uuid.txt"),
+                                           ("go-test", "go/1.26.8-test-v-fail-uuid.txt")])
+def test_the_json_stream_and_v_count_every_test_and_its_skips(uuid, fmt, name):
+    report = parse_report(fmt, read(name), uuid)
     assert (report.counts.total, report.counts.passed, report.counts.failed, report.counts.skipped) == (197, 195, 1, 1)
     statuses = {t.name: t.status for t in report.tests}
     assert statuses["TestNew"] == "failed" and statuses["TestJSONUnmarshal/empty"] == "passed"
