@@ -2,7 +2,8 @@
 logged, its panic, and the package that did not build.
 
 ``--- FAIL: TestJSON/nested (0.00s)`` names a test; the indented ``file_test.go:12: message``
-lines below it are what it reported (with ``-v``, the lines above it, after its ``=== RUN``), relative to its package's folder; the package comes after
+lines below it are what it reported (with ``-v``, the lines above it, after its ``=== RUN``),
+relative to its package's folder; the package comes after
 them (``FAIL	example.com/m/codec	0.01s``) and ``go.mod`` under a root says which folder that is.
 A panic (``panic: runtime error: …`` and the goroutine's stack) ends the test binary: it is the failing
 test's message, located at the innermost frame in the workspace, which is where the code panicked
