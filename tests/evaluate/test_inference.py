@@ -167,3 +167,38 @@ def test_inference_on_the_recorded_projects_manifests(tmp_path, project, command
     for name, text in meta["manifests"].items():
         (tmp_path / name).write_text(text)
     assert infer_report(command, tmp_path).format == fmt
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("mvn test", ReportSpec("maven")),
+    ("mvn -q test", ReportSpec("maven")),
+    ("mvn -B -fae verify", ReportSpec("maven")),
+    ("./mvnw -B clean package -DskipTests", ReportSpec("maven")),
+    ("mvn install -pl core -am", ReportSpec("maven")),
+    ("mvn -q compile", ReportSpec("maven")),
+    ("mvn test-compile", ReportSpec("maven")),
+    ("mvn surefire:test -Dtest=FooTest", ReportSpec("maven")),
+    ("mvn -B checkstyle:check", ReportSpec("maven")),
+    ("mvn com.github.spotbugs:spotbugs-maven-plugin:4.7.3.6:check", ReportSpec("maven")),
+    ("mvn org.apache.maven.plugins:maven-failsafe-plugin:integration-test", ReportSpec("maven")),
+    ("cd backend && ./mvnw -q test", ReportSpec("maven")),
+    ("javac -d out src/main/java/x/Foo.java", ReportSpec("maven")),
+    ("mvn -q test && npx tsc", ReportSpec("maven+tsc")),
+    ("mvn dependency:tree", ReportSpec(GENERIC)),
+    ("mvn -Dfoo=a:b exec:java", ReportSpec(GENERIC)),
+])
+def test_maven_commands(tmp_path, command, expected):
+    assert infer_report(command, tmp_path) == expected
+
+
+@pytest.mark.parametrize(("command", "fmt"), [
+    ("go test ./...", "go-test"), ("go test -json -count=1 ./...", "go-test-json"), ("go build ./...", "go-build"),
+    ("go vet ./...", "go-build"), ("go vet ./... && go test ./...", "go-build+go-test"),
+    ("staticcheck ./...", "go-build"), ("go tool staticcheck ./...", "go-build"), ("golangci-lint run", "go-build"),
+    ("gofmt -l .", "gofmt"), ("gofmt -d -s .", "gofmt"),
+    # Other output, or none: the generic reader.
+    ("gofmt -w .", "generic"), ("staticcheck -f json ./...", "generic"), ("go vet -json ./...", "generic"),
+    ("golangci-lint run --output.json.path=lint.json", "generic"), ("golangci-lint fmt", "generic"),
+])
+def test_plain_go_commands_need_no_format(command, fmt, tmp_path):
+    assert infer_report(command, tmp_path).format == fmt

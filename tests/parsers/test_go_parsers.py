@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 from sprintflow.evaluate.environment import EnvironmentKind, classify_environment
-from sprintflow.evaluate.inference import infer_report
 from sprintflow.parsers import parse_report
 
 REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -172,16 +171,3 @@ def test_the_changes_own_go_sum_and_build_errors_are_not_the_environments():
                    '    client_test.go:12: Get "http://127.0.0.1:9/health": dial tcp 127.0.0.1:9: connect: '
                    'connection refused'):
         assert classify_environment(output, 1) is None
-
-
-@pytest.mark.parametrize(("command", "fmt"), [
-    ("go test ./...", "go-test"), ("go test -json -count=1 ./...", "go-test-json"), ("go build ./...", "go-build"),
-    ("go vet ./...", "go-build"), ("go vet ./... && go test ./...", "go-build+go-test"),
-    ("staticcheck ./...", "go-build"), ("go tool staticcheck ./...", "go-build"), ("golangci-lint run", "go-build"),
-    ("gofmt -l .", "gofmt"), ("gofmt -d -s .", "gofmt"),
-    # Other output, or none: the generic reader.
-    ("gofmt -w .", "generic"), ("staticcheck -f json ./...", "generic"), ("go vet -json ./...", "generic"),
-    ("golangci-lint run --output.json.path=lint.json", "generic"), ("golangci-lint fmt", "generic"),
-])
-def test_plain_go_commands_need_no_format(command, fmt, tmp_path):
-    assert infer_report(command, tmp_path).format == fmt
