@@ -146,8 +146,9 @@ def main() -> int:
                   f"{serial_bash(chosen):>7}  "
                   f"{'; '.join(r.command for r in chosen)}{note}")
     print()
-    for key in ("plain", "plain:typescript", "plain:python", "plain:go", "repeated", "configured",
-                "configured:typescript", "configured:python", "configured:go", "built"):
+    languages = ("typescript", "python", "go", "rust", "java")
+    for key in ("plain", *(f"plain:{language}" for language in languages), "repeated", "configured",
+                *(f"configured:{language}" for language in languages), "built"):
         if totals[key][1]:
             print(totals_line(key, totals[key]))
     print()
@@ -451,6 +452,10 @@ def _selects(reproduction: str, runner: str, tests: list[str], listed: list[str]
         return sorted(w for w in words if "::" in w) == tests
     if runner == "go":
         return _go_selects(words, tests, listed)
+    if runner == "cargo":
+        return _cargo_selects(words, tests, listed)
+    if runner == "maven":
+        return _maven_selects(words, tests, listed)
     files = {split_js_id(test)[0] for test in tests} - {None}
     if "-t" not in words:  # files that failed to load: each file, whole
         return bool(files) and files <= set(words) and all(not split_js_id(test)[1] for test in tests)
@@ -474,6 +479,37 @@ def _go_selects(words: list[str], tests: list[str], listed: list[str]) -> bool:
         return named and all(level.search(part) for level, part in zip(levels, name.split("/"), strict=False))
 
     return all(runs(test) for test in tests) and not any(runs(test) for test in listed if test not in tests)
+
+
+def _cargo_selects(words: list[str], tests: list[str], listed: list[str]) -> bool:
+    """libtest's ``--exact`` names after ``--``, or nextest's ``binary_id(=b) & test(=t)`` filterset
+    (nextest's failures are ``binary test``; its listed tests, names alone)."""
+    if "-E" in words:
+        pairs = re.findall(r"binary_id\(=([^)]*)\) & test\(=([^)]*)\)", words[words.index("-E") + 1])
+        names = {name for _, name in pairs}
+        wanted = {test.partition(" ")[2] or test for test in tests}
+        return {f"{binary} {name}" for binary, name in pairs} == set(tests) and \
+            {name for name in listed if name in names} <= wanted
+    if "--exact" not in words or "--" not in words:
+        return False
+    after = words[words.index("--") + 1:]
+    names = {word for word in after if not word.startswith("-")}
+    return names == set(tests) and {name for name in listed if name in names} == set(tests)
+
+
+def _maven_selects(words: list[str], tests: list[str], listed: list[str]) -> bool:
+    """Surefire's ``-Dtest=pkg.Class#m1+m2,…``: the listed tests whose class and method it names."""
+    selection = next((w.removeprefix("-Dtest=") for w in words if w.startswith("-Dtest=")), None)
+    if selection is None:
+        return False
+    chosen = {(cls, method) for part in selection.split(",") for cls, _, methods in [part.partition("#")]
+              for method in methods.split("+")}
+
+    def selected(test: str) -> bool:
+        cls, _, method = test.partition("(")[0].partition("[")[0].rpartition(".")
+        return (cls, method) in chosen
+
+    return all(selected(test) for test in tests) and not any(selected(t) for t in listed if t not in tests)
 
 
 if __name__ == "__main__":

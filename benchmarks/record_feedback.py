@@ -37,7 +37,8 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "feedback"
 REPORTS_DIR = ".sprintflow/reports"
-MANIFESTS = ("package.json", "pyproject.toml", "requirements.txt", "mypy.ini", "setup.cfg", "go.mod")
+MANIFESTS = ("package.json", "pyproject.toml", "requirements.txt", "mypy.ini", "setup.cfg", "go.mod", "Cargo.toml",
+             "pom.xml")
 RUN_TIMEOUT_S = 600
 
 
@@ -79,8 +80,8 @@ def record_project(project: dict, root: Path, toolchains: dict[str, str], out: P
             (root / name).write_text(text, encoding="utf-8")
 
 
-SOURCE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".mjs", ".cjs", ".json", ".toml", ".go")
-SKIPPED_DIRS = {"node_modules", ".git", ".sprintflow", "__pycache__", ".mypy_cache", ".ruff_cache"}
+SOURCE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".mjs", ".cjs", ".json", ".toml", ".go", ".rs", ".java", ".kt")
+SKIPPED_DIRS = {"node_modules", ".git", ".sprintflow", "__pycache__", ".mypy_cache", ".ruff_cache", "target"}
 
 
 def _snapshot(root: Path) -> dict[Path, bytes]:

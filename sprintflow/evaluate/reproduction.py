@@ -2,7 +2,8 @@
 
 A feedback item's reproduction and the flaky re-run both want the failing tests alone:
 the check's command, its positional paths replaced by the tests' ids (pytest node ids,
-vitest and jest files and an anchored ``-t`` title pattern, Go's ``-run`` pattern).
+vitest and jest files and an anchored ``-t`` title pattern, Go's ``-run`` pattern, libtest's
+``--exact`` names for ``cargo test``, a nextest filterset, Surefire's ``-Dtest=Class#method``).
 A command whose runner cannot be found in it (``make test``, a shell pipeline) gives None:
 then the whole command is the reproduction.
 
@@ -31,7 +32,15 @@ _JS_VALUED = frozenset({"-c", "--config", "--reporter", "--outputFile", "--proje
                         "--testEnvironment", "--coverageProvider", "--json", "--outputFile.json"})
 _GO_VALUED = frozenset({"-run", "-timeout", "-count", "-tags", "-p", "-parallel", "-coverprofile", "-covermode",
                         "-bench", "-skip", "-cpu", "-o", "-exec"})
+_CARGO_VALUED = frozenset({"-p", "--package", "-F", "--features", "--target", "--manifest-path", "--test", "--bin",
+                           "--example", "--bench", "-j", "--jobs", "--profile", "--target-dir", "--color",
+                           "--message-format", "-Z", "--config", "--exclude", "-E", "--filterset",
+                           "--test-threads", "--skip", "--format", "-P", "--cargo-profile", "--retries"})
 _PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_UNLOADED_TARGET = re.compile(r"\((?!line \d+\))[^()]*\)$")
+"""A cargo test target that did not compile (``app (lib test)``): no filter selects it, unlike a doctest
+(``src/lib.rs - add (line 7)``)."""
+_MAVEN = re.compile(r"^(?:.*/)?mvnw?(?:\.cmd)?$")
 
 
 def test_runner(tool: str, command: str) -> str | None:
@@ -41,10 +50,12 @@ def test_runner(tool: str, command: str) -> str | None:
         >>> test_runner("junit", "python -m pytest --junitxml=r.xml"), test_runner("tsc", "tsc")
         ('pytest', None)
     """
-    if tool in ("pytest", "vitest", "jest", "go"):
+    if tool in ("pytest", "vitest", "jest", "go", "cargo"):
         return tool
+    if tool == "surefire":
+        return "maven"
     if tool == "junit":
-        return "pytest" if "pytest" in command else None
+        return "pytest" if "pytest" in command else "maven" if re.search(r"(^|[/\s])mvnw? ", command) else None
     return None
 
 
@@ -64,6 +75,10 @@ def select_tests(command: str, runner: str, tests: Sequence[str]) -> str | None:
         return _javascript(words, runner, tests)
     if runner == "go":
         return _go(words, tests)
+    if runner == "cargo":
+        return _cargo(words, tests)
+    if runner == "maven":
+        return _maven(words, tests)
     return None
 
 
@@ -182,3 +197,69 @@ def _without_option(options: list[str], name: str) -> list[str]:
         elif not word.startswith(name + "="):
             kept.append(word)
     return kept
+
+
+def _cargo(words: list[str], tests: Sequence[str]) -> str | None:
+    """``cargo test``: libtest's ``--exact`` names after ``--`` (every test target applies them, doctests
+    included), the command's test-name filter dropped; ``cargo nextest run``: a filterset of each test
+    in its binary (nextest's ids are ``binary test``). A target that did not compile selects nothing.
+
+    Example:
+        >>> select_tests("cargo test -q --workspace", "cargo", ["tests::adds", "tests::subtracts"])
+        'cargo test -q --workspace -- --exact tests::adds tests::subtracts'
+        >>> select_tests("cargo nextest run", "cargo", ["strsim tests::hamming"])
+        "cargo nextest run -E 'binary_id(=strsim) & test(=tests::hamming)'"
+    """
+    if words[:1] != ["cargo"] or any(_UNLOADED_TARGET.search(test) for test in tests):
+        return None
+    at = next((i for i, word in enumerate(words) if word in ("test", "t", "nextest")), None)
+    if at is None:
+        return None
+    nextest = words[at] == "nextest"
+    if nextest and words[at + 1:at + 2] not in (["run"], ["r"]):
+        return None
+    head = words[:at + 1 + nextest]
+    before, after = _split_at_dashes(words[at + 1 + nextest:])
+    cargo_options = _options(before, _CARGO_VALUED)
+    libtest_options = [word for word in _options(after, _CARGO_VALUED) if word != "--exact"]
+    if nextest:
+        if any(" " not in test for test in tests):
+            return None
+        chosen = [test.split(" ", 1) for test in tests]
+        expression = " | ".join(f"binary_id(={binary}) & test(={name})" if len(chosen) == 1 else
+                                f"(binary_id(={binary}) & test(={name}))" for binary, name in chosen)
+        options = _without_option(_without_option(cargo_options, "-E"), "--filterset")
+        return shlex.join([*head, *options, "-E", expression, *(["--", *libtest_options] if libtest_options else [])])
+    return shlex.join([*head, *cargo_options, "--", *libtest_options, "--exact", *tests])
+
+
+def _split_at_dashes(words: list[str]) -> tuple[list[str], list[str]]:
+    """A cargo command's own arguments and the test binaries' (after ``--``)."""
+    if "--" not in words:
+        return words, []
+    at = words.index("--")
+    return words[:at], words[at + 1:]
+
+
+def _maven(words: list[str], tests: Sequence[str]) -> str | None:
+    """``mvn``: Surefire's ``-Dtest`` of each test's class and method (ids are ``pkg.Class.method``;
+    a parameterized test's ``method(int)[1]`` is its method, every invocation), the command's goals
+    kept; a module without those tests is not a failure (``-Dsurefire.failIfNoSpecifiedTests=false``).
+
+    Example:
+        >>> select_tests("mvn -q test", "maven", ["org.acme.AppTest.adds", "org.acme.AppTest.subtracts"])
+        "mvn -q test '-Dtest=org.acme.AppTest#adds+subtracts' -Dsurefire.failIfNoSpecifiedTests=false"
+    """
+    if not words or not _MAVEN.match(words[0]):
+        return None
+    methods: dict[str, list[str]] = {}
+    for test in tests:
+        cls, _, method = test.partition("(")[0].partition("[")[0].rpartition(".")
+        if not cls or not method:
+            return None
+        methods.setdefault(cls, [])
+        if method not in methods[cls]:
+            methods[cls].append(method)
+    kept = [w for w in words if not w.startswith(("-Dtest=", "-Dsurefire.failIfNoSpecifiedTests=", "-DfailIfNoTests="))]
+    selection = ",".join(f"{cls}#{'+'.join(names)}" for cls, names in methods.items())
+    return shlex.join([*kept, f"-Dtest={selection}", "-Dsurefire.failIfNoSpecifiedTests=false"])

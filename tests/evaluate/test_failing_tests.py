@@ -1,7 +1,7 @@
 """A failing test is named whole, reproduced alone with the project's runner, and points at the code.
 
-Real runners throughout: pytest (this interpreter's), vitest (the TypeScript example's) and Go
-make the failures, and the reproduction each item carries is run to show it selects exactly
+Real runners throughout: pytest (this interpreter's), vitest (the TypeScript example's), Go, cargo
+and Maven make the failures, and the reproduction each item carries is run to show it selects exactly
 the failing test.
 """
 
@@ -175,6 +175,145 @@ def test_a_go_test_of_another_package_points_at_the_package_it_imports(tmp_path)
         '\t\tt.Errorf("got %q", got)\n\t}\n}\n')
     assert code_under_test(tmp_path, "codectest/codec_test.go", 10) == ("codec/codec.go", 5)
     assert code_under_test(tmp_path, "codectest/codec_test.go", 11) == ("codec/codec.go", None)
+
+
+RUST_LIB = """\
+pub fn add(a: i32, b: i32) -> i32 {
+    a - b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(2, 2), 4);
+    }
+
+    #[test]
+    fn adds_zero() {
+        assert_eq!(add(0, 0), 0);
+    }
+}
+"""
+RUST_INTEGRATION = """\
+#[test]
+fn adds() {
+    assert_eq!(pocket::add(1, 0), 1);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs a Rust toolchain")
+def test_a_failing_rust_test_is_named_and_run_alone(tmp_path):
+    """``--exact``: ``tests::adds`` alone, not ``tests::adds_zero`` beside it, nor the integration
+    test ``adds`` of another target (libtest's plain filter is a substring match)."""
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "pocket"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(RUST_LIB)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "integration.rs").write_text(RUST_INTEGRATION)
+    command = "cargo test -q"
+    result = failed("unit-test", command, tmp_path, "cargo")
+    [item] = generator_feedback([result], [], [], {"unit-test": command}, tmp_path)
+    assert (item.file, item.line) == ("src/lib.rs", 11)
+    assert "tests::adds" in item.description and "tests::adds_zero" not in item.description
+    assert item.reproduction == "Run: cargo test -q -- --exact tests::adds"
+    proc = run(item.reproduction.removeprefix("Run: ").replace(" -q", ""), tmp_path)
+    ran = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("test ") and " ... " in line]
+    assert ran == ["tests::adds"], proc.stdout
+
+
+MAVEN_POM = """\
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>org.acme</groupId>
+  <artifactId>pocket</artifactId>
+  <version>1.0</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>junit</groupId>
+      <artifactId>junit</artifactId>
+      <version>4.13.2</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+MAVEN_TESTS = {
+    "PocketTest": """\
+package org.acme;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class PocketTest {
+    @Test
+    public void adds() {
+        assertEquals(4, Pocket.add(2, 2));
+    }
+
+    @Test
+    public void addsZero() {
+        assertEquals(0, Pocket.add(0, 0));
+    }
+}
+""",
+    "OtherTest": """\
+package org.acme;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class OtherTest {
+    @Test
+    public void adds() {
+        assertEquals(1, Pocket.add(1, 0));
+    }
+}
+"""}
+
+
+@pytest.mark.skipif(shutil.which("mvn") is None, reason="needs Maven")
+def test_a_failing_maven_test_is_named_and_run_alone(tmp_path):
+    """Surefire's ``-Dtest=Class#method``: ``PocketTest.adds`` alone, not ``OtherTest.adds`` of the same
+    name nor ``addsZero`` beside it."""
+    (tmp_path / "pom.xml").write_text(MAVEN_POM)
+    main, tests = tmp_path / "src/main/java/org/acme", tmp_path / "src/test/java/org/acme"
+    main.mkdir(parents=True)
+    tests.mkdir(parents=True)
+    (main / "Pocket.java").write_text("package org.acme;\n\npublic final class Pocket {\n"
+                                      "    public static int add(int a, int b) {\n        return a - b;\n    }\n}\n")
+    for name, source in MAVEN_TESTS.items():
+        (tests / f"{name}.java").write_text(source)
+    command = "mvn -B -q test"
+    result = failed("unit-test", command, tmp_path, "maven")
+    [item] = generator_feedback([result], [], [], {"unit-test": command}, tmp_path)
+    assert (item.file, item.line) == ("src/test/java/org/acme/PocketTest.java", 10)
+    assert "org.acme.PocketTest.adds" in item.description
+    reproduction = item.reproduction.removeprefix("Run: ")
+    assert reproduction.endswith("'-Dtest=org.acme.PocketTest#adds' -Dsurefire.failIfNoSpecifiedTests=false")
+    proc = run(reproduction.replace(" -q ", " "), tmp_path)
+    assert "Tests run: 1, Failures: 1" in proc.stdout and "OtherTest" not in proc.stdout, proc.stdout
 
 
 def test_notes_never_outrank_failures_nor_become_the_summary(money):
