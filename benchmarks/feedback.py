@@ -1,10 +1,11 @@
 """Feedback precision on real projects with injected faults: recall and noise, from recordings.
 
 For every project in ``tests/fixtures/feedback/`` (four TypeScript, four
-Python, three Go, recorded by ``benchmarks/record_feedback.py``: real tools of several
-versions on real code with a type error, a lint error and a failing assertion
-injected; in Go, a compile error, a vet or staticcheck finding, a failing check
-and a panic), each recorded command goes through what the evaluator does with it:
+Python, three Go, three Rust, three Java, recorded by ``benchmarks/record_feedback.py``: real tools
+of several versions on real code with a type error, a lint error and a failing assertion
+injected; in Go, Rust and Java, a compile error, a vet, staticcheck, clippy or Checkstyle finding,
+a failing check and a panic or exception), each recorded command goes through what the evaluator
+does with it:
 format inference from the command line, the parser, the environment
 classifier, then the generator feedback of one evaluation, together with one
 criterion per strategy and a previous evaluation in which everything passed
@@ -307,7 +308,9 @@ def load_project(project: dict) -> tuple[list[Run], dict[str, tuple[str, int]]]:
             if not path.is_file():
                 continue
             recording = json.loads(path.read_text(encoding="utf-8"))
-            spec = infer_report(recording["command"], workspace)
+            # A run recorded with its report (Surefire's XML beside mvn's console) says which it reads.
+            spec = ReportSpec(entry["format"], entry.get("report"), "stdout") if entry.get("format") \
+                else infer_report(recording["command"], workspace)
             # The scratch workspace is a root too: its go.mod says which folder a Go package is in.
             result, tests = judge(entry["strategy"], recording, spec, [meta["root"], scratch])
             runs.append(Run(project["name"], entry["id"], entry["strategy"], entry["plain"], entry["expects"],
@@ -436,7 +439,8 @@ def reproductions(items: list[GeneratorFeedback], runs: list[Run]) -> tuple[int,
         if run is None:
             continue
         tests = sorted({d.test for d in run.result.diagnostics if d.test and d.test in item.description})
-        runner = test_runner(run.result.diagnostics[0].tool, run.command)
+        # the failing test's own tool: a run's first finding may be a compiler's warning (mvn test -fae)
+        runner = test_runner(next(d.tool for d in run.result.diagnostics if d.test in tests), run.command)
         with_tests += 1
         exact += runner is not None and _selects(item.reproduction or "", runner, tests, run.tests)
     return exact, with_tests

@@ -262,12 +262,13 @@ def _problem_key(d: Diagnostic) -> tuple:
     """
     if d.code and not d.code.startswith("sc-"):
         return (d.file, d.line, d.code)
-    if d.tool in _TEST_TOOLS and d.file and d.line:
+    if (d.test or d.tool in _TEST_TOOLS) and d.file and d.line:  # a failing test, whichever runner's
         return (d.file, d.line)
     return (d.file, d.line, d.message)
 
 
 _TEST_TOOLS = {"vitest", "jest", "junit", "playwright", "pytest", "go"}
+"""Runners whose failures are told by their tool even without a test id (EvalResults written before ids)."""
 
 
 def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Diagnostic,
@@ -299,7 +300,7 @@ def _add_diagnostic(problems: dict[tuple, _Item], result: StrategyResult, d: Dia
         existing.tests.append(test)
     if test and existing.runner is None and (runner := test_runner(d.tool, command or "")) is not None:
         existing.command, existing.runner, existing.reproduction_is_tests = command, runner, False
-    if message not in existing.messages and len(existing.messages) < 3 and d.tool not in _TEST_TOOLS:
+    if message not in existing.messages and len(existing.messages) < 3 and not d.test and d.tool not in _TEST_TOOLS:
         existing.messages.append(message)
 
 

@@ -17,6 +17,12 @@ The human-readable format (``cargo``) is what ``cargo build``, ``check``, ``clip
   the ``test result:`` lines are the ones claimed. ``left`` is read as the expected value and
   ``right`` as the received one (Rust does not say which is which; the message keeps both). A doctest
   (``src/lib.rs - hamming (line 77)``) panics at a line of its example, so its name places it.
+  A panic placed outside the project's code (``assert_cmd`` panics in ``library/core/src/ops/function.rs``
+  of the standard library, a dependency in ``~/.cargo/registry/…``) is placed, in order, at the panic of
+  the program the test ran that its message quotes (``thread 'main' panicked at src/main.rs:340:98:``),
+  at the first frame in the project's code of the test's backtrace (``RUST_BACKTRACE=1``), or, for the
+  standard library and downloaded crates, nowhere (another checkout's path is kept).
+  Backtraces are left out of the messages, the ones a message quotes too.
 - A test target that does not compile (``error: could not compile `app` (lib test) due to 1 previous
   error``) is a test that could not load: it fails, located at its first compile error.
 - ``cargo fmt --check`` prints one ``Diff in /abs/src/lib.rs:81:`` per hunk (older rustfmt:
@@ -28,7 +34,9 @@ workspace) for rustc and panics, absolute for rustfmt, so ``roots`` strips the l
 
 ``cargo-json`` is ``--message-format=json``: one JSON object per line, of which only
 ``compiler-message`` matters; ``cargo test --message-format=json`` prints its tests' human output on
-the same stream, which is read as above.
+the same stream, which is read as above. A crate built twice (for the host, as a proc macro's
+dependency, and for the target) has each finding twice there, once in the human output (which says
+"1 duplicate"): it is kept once.
 
 ``cargo-nextest`` is what ``cargo nextest run`` prints: a status line per test
 (``        FAIL [   0.010s] (20/97) strsim tests::hamming_diff``: binary, then test), each failure's
@@ -89,6 +97,15 @@ RUST_PANIC = re.compile(r"^thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at "
 _OLD_PANIC = re.compile(r"^thread '(?P<thread>[^']*)' panicked at '(?P<message>.*)$")
 _OLD_PANIC_END = re.compile(r"^(?P<message>.*)', (?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)$")
 _PANIC_END = ("note: run with `RUST_BACKTRACE", "stack backtrace:")
+# A panic quoted in a test's message (the stderr of a program the test ran, Debug-escaped or boxed).
+_QUOTED_PANIC = re.compile(r"thread \\?'[^']*\\?'(?: \(\d+\))? panicked at "
+                           r"(?P<file>[^\s:'`][^:'`]*):(?P<line>\d+):(?P<col>\d+):")
+# A backtrace frame (`  13: test_version::test_align`) and the line under it (`at ./tests/a.rs:248:40`).
+_FRAME = re.compile(r"^\s*\d+: (?P<function>\S.*)$")
+_FRAME_AT = re.compile(r"^\s+at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+_QUOTE_PREFIX = re.compile(r"^[\s│├└─]*")  # assert_cmd's boxes around a program's output
+# Code nobody in the project can change: the standard library and the dependencies cargo downloaded.
+_FOREIGN = re.compile(r"^/rustc/|/rustlib/|/\.cargo/(?:registry|git)/")
 _LEFT = re.compile(r"^\s*left: (?P<value>.*)$")
 _RIGHT = re.compile(r"^\s*right: (?P<value>.*)$")
 _DOCTEST = re.compile(r"^(?P<file>\S+) - .*\(line (?P<line>\d+)\)$")
@@ -140,7 +157,9 @@ def parse_cargo_json(text: str, roots: Roots = ()) -> ParsedReport:
         messages += 1
         if event.get("reason") == "compiler-message" and isinstance(event.get("message"), dict):
             found = _json_diagnostic(event["message"], roots)
-            if found is not None:
+            # A crate built twice (for the host, as a proc macro's dependency, and for the target)
+            # reports each finding twice; the human output says "(1 duplicate)" and shows it once.
+            if found is not None and found not in diagnostics:
                 diagnostics.append(found)
     if not messages:
         start = text.strip()[:60]
@@ -286,6 +305,9 @@ def _failure(name: str, lines: list[str], roots: Roots) -> TestFailure:
         if panic := RUST_PANIC.match(line):
             location = (panic["file"], int(panic["line"]), int(panic["col"]))
             message_lines = _until_end(lines[i + 1:])
+            if not _own_code(location[0], roots):
+                location = _own_place(name, lines[i + 1:], roots) or (
+                    None if _FOREIGN.search(location[0]) else location)
             break
         if (old := _OLD_PANIC.match(line)) and (quoted := _old_panic(old["message"], lines[i + 1:])):
             location, message_lines = quoted
@@ -305,6 +327,62 @@ def _failure(name: str, lines: list[str], roots: Roots) -> TestFailure:
                        expected=left, received=right)
 
 
+def _own_code(file: str, roots: Roots) -> bool:
+    """Whether a path rustc or a backtrace printed is the project's Rust code: relative to the workspace
+    root, not the standard library (``/rustc/…``), a dependency (``~/.cargo/registry/…``) or C."""
+    path = relativise(file, roots)
+    return path.endswith(".rs") and not path.startswith(("/", "<", "../"))
+
+
+def _own_place(test: str, after: list[str], roots: Roots) -> tuple[str, int, int] | None:
+    """Where a test whose panic is placed in another crate's code failed in the project's.
+
+    ``assert_cmd`` panics in a closure of the standard library (``library/core/src/ops/function.rs``),
+    a dependency's own panic is placed in the dependency. The message may quote the panic of the
+    program the test ran (its stderr, in the message: ``thread 'main' panicked at src/main.rs:340:98:``),
+    the fault itself; else, with ``RUST_BACKTRACE`` set, the test's backtrace names the first frame in the
+    project's code (the test's line, or the project's code that called the dependency).
+    """
+    for line in after:
+        if line.startswith(_PANIC_END):
+            break
+        for quoted in _QUOTED_PANIC.finditer(line):
+            if _own_code(quoted["file"], roots):
+                return relativise(quoted["file"], roots), int(quoted["line"]), int(quoted["col"])
+    blocks = _backtraces(after)
+    block = next((b for b in blocks if any(_is_test_frame(function, test) for function, _ in b)),
+                 blocks[-1] if blocks else [])
+    for _, place in block:
+        if place is not None and _own_code(place[0], roots):
+            return relativise(place[0], roots), place[1], place[2]
+    return None
+
+
+def _backtraces(lines: list[str]) -> list[list[tuple[str, tuple[str, int, int] | None]]]:
+    """Each ``stack backtrace:`` in ``lines``: its frames, each a function and where it is (if printed)."""
+    blocks: list[list[tuple[str, tuple[str, int, int] | None]]] = []
+    block: list[tuple[str, tuple[str, int, int] | None]] | None = None
+    for line in lines:
+        if line == "stack backtrace:":
+            block = []
+            blocks.append(block)
+        elif block is None:
+            continue
+        elif frame := _FRAME.match(line):
+            block.append((frame["function"], None))
+        elif (at := _FRAME_AT.match(line)) and block and block[-1][1] is None:
+            block[-1] = (block[-1][0], (at["file"], int(at["line"]), int(at["col"])))
+        elif not line.startswith(" "):
+            block = None
+    return blocks
+
+
+def _is_test_frame(function: str, test: str) -> bool:
+    """``integration_tests::skip::basic`` (or its ``::{{closure}}``) is the frame of test ``skip::basic``."""
+    function = function.removesuffix("::{{closure}}")
+    return function == test or function.endswith(f"::{test}")
+
+
 def _old_panic(first: str, rest: list[str]) -> tuple[tuple[str, int, int], list[str]] | None:
     """The quoted message of a panic before Rust 1.73 and the place after it."""
     message: list[str] = []
@@ -316,11 +394,24 @@ def _old_panic(first: str, rest: list[str]) -> tuple[tuple[str, int, int], list[
 
 
 def _until_end(lines: list[str]) -> list[str]:
-    """A panic message: its lines up to the backtrace note."""
+    """A panic message: its lines up to the backtrace note, less the backtraces it quotes."""
     taken: list[str] = []
+    in_backtrace = False
     for line in lines:
         if line.startswith(_PANIC_END):
             break
+        # A program the test ran printed its own panic, or anyhow its error's backtrace: the message
+        # quotes them (`│   stack backtrace:`, `Stack backtrace:`); their frames are noise.
+        content = _QUOTE_PREFIX.sub("", line)
+        if content.lower() == "stack backtrace:":
+            in_backtrace = True
+            continue
+        if in_backtrace and (_FRAME.match(content) or _FRAME_AT.match(f" {content}")
+                             or content.startswith("note: Some details are omitted")):
+            continue
+        in_backtrace = False
+        if content.startswith("note: run with `RUST_BACKTRACE"):
+            continue
         taken.append(line)
     while taken and not taken[-1].strip():
         taken.pop()

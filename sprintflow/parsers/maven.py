@@ -23,16 +23,27 @@ A failing test is named ``package.Class.method``, as Surefire's XML report names
 ``classname`` + ``name``), so a test reads the same from both. Its location is the test's source,
 ``src/test/java/<package>/<Class>.java`` (``src/test/kotlin/<package>/<File>.kt`` when its stack trace
 names a Kotlin file) in the module that ran it: the closing ``Please refer to
-/abs/module/target/surefire-reports`` line of that module says which (a multi-module build with ``-fae``
-prints one per failing module, in build order). The summary line gives the line: of the frames Surefire
-lists (``testX:76->Steps.run:30->lambda$testX$2:77``), the innermost one in the test class itself.
+/abs/module/target/surefire-reports`` line of that module (``See …`` since Surefire 3.5) says which (a
+multi-module build with ``-fae`` prints one per failing module, in build order). The summary line gives
+the line: of the frames Surefire lists (``testX:76->Steps.run:30->lambda$testX$2:77``), the innermost one
+in the test class itself (the stack trace's, for a ``@Nested`` class's test, where the summary has none).
 
 A compile failure is told apart from failing tests: its findings come from ``javac`` (the tests never
 ran, so no counts are claimed), while a test run's come from ``surefire`` with counts from the totals;
-passing tests are not named in Maven's output, so they are counted as unnamed ones. The XML reports
-(``target/surefire-reports/TEST-*.xml``, one file per test class) name every test: the ``junit`` format
-reads one of them, but a strategy reads one report, so for ``mvn`` commands this output is read instead:
-it covers every module and every class at once, and it is the only one that explains a compile failure.
+passing tests are not named in Maven's output, so they are counted as unnamed ones.
+
+A test that got an exception thrown by the project's own code (the root cause's innermost frame above the
+test's, of the test's project and not test code: :func:`jvm_origin`) is placed where it was thrown,
+``src/main/java/<package>/<File>.java`` of the test's module, and its message says which test line called it
+(``(called from src/test/java/x/FooTest.java:30)``), as Go's panics are; an assertion stays at the test's line.
+Checkstyle's own audit lines (``/abs/module/src/…/Foo.java:12:5: message [Check]``, with ``consoleOutput``)
+name the module's folder that the plugin's summary line leaves out: a finding both print is one, placed so.
+
+The XML reports (``target/surefire-reports/TEST-*.xml``, one file per test class) name every test: the
+``junit`` format reads one of them (or several put one after another, ``cat …/TEST-*.xml``; each suite's
+``basedir`` property says its module), but a strategy reads one report and the command writes many, so
+for ``mvn`` commands this output is read instead: it covers every module and every class at once, and it
+is the only one that explains a compile failure.
 """
 
 from __future__ import annotations
@@ -56,7 +67,7 @@ from ._common import (
     text_lines,
 )
 
-__all__ = ["JVM_FRAME", "jvm_expected_received", "parse_maven", "test_file"]
+__all__ = ["JVM_FRAME", "jvm_expected_received", "jvm_origin", "parse_maven", "test_file"]
 
 _LEVEL = re.compile(r"^\[(?P<level>ERROR|WARNING|WARN|INFO|DEBUG)\] ?")
 _SOURCE = r"(?P<file>[^\s\[:][^\[:]*?\.(?:java|kts?|groovy|scala))"
@@ -66,6 +77,9 @@ _LOCATED = re.compile(_SOURCE + r":\[(?P<line>\d+)(?:,(?P<col>\d+))?\] (?P<messa
 _KOTLIN = re.compile(r"^(?P<file>(?:file://)?/?[^\s:][^:]*?\.kts?)(?::(?P<line>\d+):(?P<col>\d+)|: \((?P<line1>\d+), "
                      r"(?P<col1>\d+)\)) (?P<message>.+)$")
 _CHECKSTYLE = re.compile(r"^\((?P<category>[\w.]+)\) (?P<check>\w+): (?P<message>.+)$")
+# Checkstyle's own audit line (the plugin's `consoleOutput`): `/abs/module/src/…/Foo.java:12:5: message [Check]`,
+# the one shape that names the module's folder; the plugin's summary line below it names the file in the module.
+_AUDIT = re.compile(r"^(?P<file>/[^:]+?\.java):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+) \[(?P<check>\w+)\]$")
 _JAVAC_CODE = re.compile(r"^\[(?P<code>[\w-]+)\] ")
 _JAVAC = re.compile(_SOURCE + r":(?P<line>\d+): (?P<severity>error|warning): (?P<message>.+)$")
 _CARET = re.compile(r"^(?P<pad>\s*)\^\s*$")
@@ -86,12 +100,16 @@ _GROUP = re.compile(r"^(?P<cls>[\w.$]+)\.(?P<method>[^\s.(]*)(?:\([\w.$]*\))?$")
 _HOP = re.compile(r"^(?:(?P<cls>[\w$]+)\.)?(?P<method>[^\s:]+):(?P<line>\d+)$")
 _PROJECT = re.compile(r"^--- [\w.-]+:[\w.-]+:\S+ \([^)]*\) @ (?P<artifact>[\w.-]+) ---$")
 _FAILED_ON = re.compile(r"^Failed to execute goal .* on project (?P<artifact>[\w.-]+): (?P<why>.*)$")
-_REPORTS_DIR = re.compile(r"^Please refer to (?P<dir>\S+?)/target/(?:surefire|failsafe)-reports for ")
+# `Please refer to /abs/target/surefire-reports for …` (Surefire before 3.5), `See /abs/target/… for the
+# individual test results.` (3.5).
+_REPORTS_DIR = re.compile(r"^(?:Please refer to|See) (?P<dir>\S+?)/target/(?:surefire|failsafe)-reports for ")
 JVM_FRAME = re.compile(r"^\s+at (?:[\w.-]+/)?(?P<cls>[\w.$]+)\.[^.(\s]+\((?P<file>[\w$]+\.(?:java|kt)):(?P<line>\d+)\)",
                        re.MULTILINE)
 """A JVM stack frame (``at x.FooTest.testBar(FooTest.java:23)``), for Maven's output and Surefire's XML."""
 _EXPECTED = re.compile(r"expected:? ?(?:<(?P<e1>.*?)>|\[(?P<e2>.*?)\]),? but (?:was|found):? ?"
                        r"(?:<(?P<r1>.*)>|\[(?P<r2>.*)\])")
+# AssertJ: `expected: "Gerbil"` and ` but was: "Hamster"` on lines of their own.
+_ASSERTJ = re.compile(r"^expected: (?P<e>.+)\n\s*but was: (?P<r>.+)$", re.MULTILINE)
 
 _MAX_UNNAMED = 100_000
 Severity = Literal["error", "warning"]
@@ -178,6 +196,8 @@ def _scan(lines: list[str], roots: Roots) -> _Scan:
     artifact: str | None = None
     failed_on: str | None = None
     reason = False  # in the lines that say why a goal failed
+    entry_open = False  # after a summary entry, whose message may go on below it
+    in_class = ""  # the class whose failing tests' blocks follow (`Tests run: … <<< FAILURE! -- in x.FooTest`)
     for raw in lines:
         level = _LEVEL.match(raw)
         line = raw[level.end():] if level else raw
@@ -196,10 +216,16 @@ def _scan(lines: list[str], roots: Roots) -> _Scan:
         current = None
         reason = reason and bool(level and line.strip()) and not line.startswith("-> [Help")
         if block is not None and not level:
-            if line.strip():
+            # AssertJ's message has a blank line in it (`AssertionFailedError: `, ``, `expected: "x"`): a blank
+            # line ends the block only after its stack frames began (or a message of 20 lines without any).
+            if line.strip() or (len(block.lines) < 20 and not any(JVM_FRAME.match(text) for text in block.lines)):
                 block.lines.append(line)
                 continue
             block = None
+        if entry_open and not level and line.strip() and section:
+            scan.entries[-1].message += f"\n{line.strip()}"  # a message of several lines (AssertJ's)
+            continue
+        entry_open = False
         if found := _finding(line, severity, roots):
             scan.diagnostics.append(found)
             current, section = found, None
@@ -211,10 +237,15 @@ def _scan(lines: list[str], roots: Roots) -> _Scan:
             javac = []
         elif level and (head := _BLOCK.match(line)):
             block = _block(head, len(scan.totals))
+            if in_class.startswith(f"{block.cls}$"):
+                # JUnit 5's `@Nested` class: Surefire's block names the outer class, its class line the
+                # nested one, which `-Dtest=` must name (the outer one selects none of its tests).
+                block.cls = in_class
             scan.blocks.append(block)
             section = None
         elif level and (run := _CLASS_RUN.match(line)):
             _learn_package(scan, run["cls"])
+            in_class = run["cls"]
         elif level and (totals := _TOTALS.match(line)):
             scan.totals.append((int(totals["run"]), int(totals["failures"]), int(totals["errors"]),
                                 int(totals["skipped"])))
@@ -225,6 +256,7 @@ def _scan(lines: list[str], roots: Roots) -> _Scan:
         elif level and section and (entry := _ENTRY.match(line)) and not line.strip().endswith(": PASS"):
             if section != "Flakes":  # a flaky test passed in the end
                 scan.entries.append(_entry(entry, len(scan.totals)))
+                entry_open = True
         elif level and section and (group := _GROUP.match(line.strip())):
             _learn_package(scan, group["cls"])
         elif level and (project := _PROJECT.match(line)):
@@ -233,7 +265,8 @@ def _scan(lines: list[str], roots: Roots) -> _Scan:
             failed_on = failed["artifact"]
             scan.goal_failures.append(line.strip())
             reason = True
-        elif reason and level and line.strip() and not line.startswith(("-> [Help", "Please refer")):
+        elif reason and level and line.strip() and not _REPORTS_DIR.match(line) and \
+                not line.startswith(("-> [Help", "Please refer", "See dump files")):
             scan.goal_failures[-1] += f"\n{line.strip()}"  # the goal's reason (an enforcer rule's message)
             continue
         elif level and (reports := _REPORTS_DIR.match(line)):
@@ -258,6 +291,10 @@ def _finding(line: str, severity: Severity, roots: Roots) -> Diagnostic | None:
         tool = "kotlinc" if file.endswith((".kt", ".kts")) else "javac"
         return Diagnostic(tool=tool, message=located["message"], file=file, line=int(located["line"]),
                           column=column, code=_code(located["message"]), severity=severity)
+    if audit := _AUDIT.match(line):
+        return Diagnostic(tool="checkstyle", message=audit["message"], file=relativise(audit["file"], roots),
+                          line=int(audit["line"]), column=int(audit["col"]) if audit["col"] else None,
+                          code=audit["check"], severity=severity)
     if kotlin := _KOTLIN.match(line):
         return Diagnostic(tool="kotlinc", message=kotlin["message"], file=relativise(kotlin["file"], roots),
                           line=int(kotlin["line"] or kotlin["line1"]), column=int(kotlin["col"] or kotlin["col1"]),
@@ -331,7 +368,7 @@ def _failures(scan: _Scan, roots: Roots) -> list[TestFailure]:
     for entry in scan.entries:
         full = _full_class(entry.cls, entry.section, scan.packages, anywhere)
         block = next((b for b in by_method.get((entry.section, entry.method), [])
-                      if b.cls.rpartition(".")[2] in (entry.cls, full.rpartition(".")[2])), None)
+                      if b.cls.rpartition(".")[2].split("$", 1)[0] in (entry.cls, full.rpartition(".")[2])), None)
         if block is not None:
             full = block.cls
         stack = "\n".join(block.lines) if block else ""
@@ -340,10 +377,16 @@ def _failures(scan: _Scan, roots: Roots) -> list[TestFailure]:
         name = f"{full}.{entry.method}"
         placed = "." in full  # the package is known
         frame = _own_frame(block)
-        file = test_file(full, _module(scan, entry.section), frame[0] if frame else None)
+        module = _module(scan, entry.section)
+        # Surefire gives no line when the test's frame is in a nested class (JUnit 5's `@Nested`).
+        file = test_file(full, module, frame[0] if frame else None)
+        line = entry.line if entry.line is not None else frame[1] if frame else None
+        if placed and block is not None and (origin := jvm_origin(full, stack, module)):
+            message += f" (called from {file}:{line})" if line else f" (called from {file})"
+            file, line = origin
         found.setdefault(name, TestFailure(
             test=name, message=message, file=file if placed else None,
-            line=entry.line if placed else None, expected=expected, received=received, stack=stack or None))
+            line=line if placed else None, expected=expected, received=received, stack=stack or None))
     if not scan.entries:
         for block in scan.blocks:
             if not block.method:
@@ -351,11 +394,15 @@ def _failures(scan: _Scan, roots: Roots) -> list[TestFailure]:
             message = _exception(block) or "the test failed"
             frame = _own_frame(block)
             expected, received = jvm_expected_received(message)
+            module = _module(scan, block.section)
+            file = test_file(block.cls, module, frame[0] if frame else None)
+            line = frame[1] if frame else None
+            if origin := jvm_origin(block.cls, "\n".join(block.lines), module):
+                message += f" (called from {file}:{line})" if line else f" (called from {file})"
+                file, line = origin
             found.setdefault(f"{block.cls}.{block.method}", TestFailure(
-                test=f"{block.cls}.{block.method}", message=message,
-                file=test_file(block.cls, _module(scan, block.section), frame[0] if frame else None),
-                line=frame[1] if frame else None, expected=expected, received=received,
-                stack="\n".join(block.lines) or None))
+                test=f"{block.cls}.{block.method}", message=message, file=file, line=line,
+                expected=expected, received=received, stack="\n".join(block.lines) or None))
     return list(found.values())
 
 
@@ -389,6 +436,39 @@ def test_file(full: str, module: str, source: str | None = None) -> str:
     return path
 
 
+# Test code by its name: `FooTest`, `FooTests`, `TestFoo`, `FooTestCase`, `FooIT`, `AbstractFooTest`.
+_TEST_CLASS = re.compile(r"^Test[A-Z0-9_]|Tests?$|TestCase$|IT$")
+
+
+def jvm_origin(cls: str, stack: str, module: str = "") -> tuple[str, int] | None:
+    """Where the project's own code threw what a test got: in the root cause first (the last ``Caused by:``
+    of a trace: MockMvc wraps what a controller threw in a ``ServletException``), the innermost frame above
+    the test's own of a class of the test's project (three leading package names shared, or the test's
+    whole package when it has fewer) that is not test code, placed in ``<module>/src/main/java``
+    (``src/main/kotlin`` for a ``.kt`` file). None when the test's own frame comes first (an assertion
+    failed in the test, a library threw) or the trace is trimmed to the test's frames.
+
+    Example:
+        >>> jvm_origin("x.y.z.FooTest", "java.lang.IllegalStateException: boom\\n"
+        ...            "\\tat x.y.z.impl.Foo.run(Foo.java:12)\\n\\tat x.y.z.FooTest.testRun(FooTest.java:30)")
+        ('src/main/java/x/y/z/impl/Foo.java', 12)
+    """
+    outer = cls.split("$", 1)[0]
+    shared = outer.rpartition(".")[0].split(".")[:3]
+    for section in reversed(re.split(r"^Caused by: ", stack, flags=re.MULTILINE)):
+        for frame in JVM_FRAME.finditer(section):
+            name = frame["cls"].split("$", 1)[0]
+            if name == outer:
+                return None
+            parts = name.split(".")
+            if parts[:len(shared)] != shared or len(parts) <= len(shared) or _TEST_CLASS.search(parts[-1]):
+                continue
+            folder = "kotlin" if frame["file"].endswith(".kt") else "java"
+            return "/".join(part for part in (module, "src/main", folder, *parts[:-1], frame["file"]) if part), \
+                int(frame["line"])
+    return None
+
+
 def _exception(block: _Block | None) -> str:
     """The exception a block shows, without its stack frames (``java.lang.IllegalStateException: boom``)."""
     if block is None:
@@ -398,7 +478,7 @@ def _exception(block: _Block | None) -> str:
         if re.match(r"^\s+at |^\s+\.\.\. \d+ more|^Caused by: ", text):
             break
         message.append(text)
-    return "\n".join(message).strip()
+    return "\n".join(text.rstrip() for text in message if text.strip()).strip()
 
 
 def _own_frame(block: _Block | None) -> tuple[str, int] | None:
@@ -415,14 +495,22 @@ def _own_frame(block: _Block | None) -> tuple[str, int] | None:
 
 
 def jvm_expected_received(message: str) -> tuple[str | None, str | None]:
-    """JUnit 4 (``expected:<1> but was:<2>``), JUnit 5 (``expected: <1> but was: <2>``) and TestNG
-    (``expected [1] but found [2]``) assertion messages."""
+    """JUnit 4 (``expected:<1> but was:<2>``), JUnit 5 (``expected: <1> but was: <2>``), TestNG
+    (``expected [1] but found [2]``) and AssertJ (``expected: "a"`` above `` but was: "b"``) assertion messages."""
     match = _EXPECTED.search(message)
     if match is None:
-        return None, None
+        assertj = _ASSERTJ.search(message)
+        if assertj is None:
+            return None, None
+        return _unquoted(assertj["e"].strip()), _unquoted(assertj["r"].strip())
     expected = match["e1"] if match["e1"] is not None else match["e2"]
     received = match["r1"] if match["r1"] is not None else match["r2"]
     return expected, received
+
+
+def _unquoted(value: str) -> str:
+    """AssertJ shows a string as Java would write it: ``"Gerbil"`` is ``Gerbil``."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
 def _tests(failures: list[TestFailure], totals: list[tuple[int, int, int, int]]) -> list[TestCase]:
@@ -440,9 +528,18 @@ def _tests(failures: list[TestFailure], totals: list[tuple[int, int, int, int]])
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Maven repeats every compiler error in its closing block; each finding once."""
+    """Maven repeats every compiler error in its closing block; each finding once. A Checkstyle finding
+    the audit printed too is kept as the audit names it: by its path from the root, not the module."""
+    audited: dict[tuple[object, ...], str] = {}
+    for d in diagnostics:
+        place = (d.line, d.column, d.code)
+        if d.tool == "checkstyle" and d.file and len(d.file) > len(audited.get(place, "")):
+            audited[place] = d.file
     seen: dict[tuple[object, ...], Diagnostic] = {}
     for d in diagnostics:
+        full = audited.get((d.line, d.column, d.code)) if d.tool == "checkstyle" else None
+        if full and d.file and full != d.file and full.endswith(f"/{d.file}"):
+            d = d.model_copy(update={"file": full})
         key = (d.tool, d.file, d.line, d.column, d.message.split("\n", 1)[0])
         kept = seen.get(key)
         if kept is None or len(d.message) > len(kept.message):

@@ -1,8 +1,9 @@
 """The cargo parsers on what cargo 1.95.0, clippy 0.1.95 and rustfmt 1.9.0 printed for real crates.
 
 ``tests/fixtures/reports/cargo/`` (see the README there): strsim 0.11.1 from crates.io, a single crate,
-and the rust-lang/regex workspace, each with injected faults. Every fault must be found at its
-file:line, and nothing else.
+and the rust-lang/regex workspace, each with injected faults; hexyl 0.17.0 (a CLI tested through
+assert_cmd) and the rust-phf workspace with the faults of ``tests/fixtures/feedback/``. Every fault
+must be found at its file:line, and nothing else.
 """
 
 from pathlib import Path
@@ -298,3 +299,63 @@ def test_clippy_then_nextest_reads_as_one_combined_report():
     assert failures(report) == STRSIM_FAILURES
     # a combined report counts the tests it names: the skipped one nextest only counts is left out
     assert report.counts == TestCounts(total=97, passed=94, failed=3, skipped=0)
+
+
+# --- hexyl 0.17.0 (a binary crate tested through assert_cmd) and the rust-phf workspace ---------------
+
+HEXYL = "/tmp/rec-rust/hexyl-0.17.0"
+
+
+def test_a_panic_in_the_program_a_test_ran_is_the_failure_s_place():
+    # assert_cmd's panic is placed in the standard library (`library/core/src/ops/function.rs`); the
+    # message quotes the stderr of the hexyl binary, which panicked at src/main.rs:340.
+    report = parsed("1.95.0-test-assert-cmd.txt", roots=[HEXYL])
+    assert failures(report) == [("basic::fails_on_non_existing_input", None, None, None, None, None),
+                                ("skip::fails_if_negative_offset_is_too_large", "src/main.rs", 340, 98, None, None)]
+    assert report.counts == TestCounts(total=56, passed=54, failed=2, skipped=0)
+    message = {f.test: f.message for f in report.failures}["skip::fails_if_negative_offset_is_too_large"]
+    assert message.startswith("Unexpected stderr, failed var.contains(Failed to jump)\n")
+    assert "TryFromIntError" in message and "RUST_BACKTRACE" not in message
+
+
+def test_with_a_backtrace_a_panic_outside_the_project_is_placed_at_the_test_s_frame():
+    report = parsed("1.95.0-test-assert-cmd-backtrace.txt", roots=[HEXYL])
+    assert failures(report) == [
+        ("basic::fails_on_non_existing_input", "tests/integration_tests.rs", 62, 46, None, None),
+        ("skip::fails_if_negative_offset_is_too_large", "src/main.rs", 340, 98, None, None)]
+    # the backtraces (the test's, the binary's and anyhow's, quoted in the message) are left out
+    assert all("at /rustc/" not in f.message and "backtrace" not in f.message.lower() for f in report.failures)
+
+
+def test_a_backtrace_frame_names_where_the_project_called_the_panicking_crate():
+    dep = "/root/.cargo/registry/src/index.crates.io-1/dep-1.0.0/src/lib.rs:9:5"
+    text = ("running 1 test\ntest t::uses_dep ... FAILED\n\nfailures:\n\n---- t::uses_dep stdout ----\n\n"
+            f"thread 't::uses_dep' (5) panicked at {dep}:\n"
+            "boom\nstack backtrace:\n   0: __rustc::rust_begin_unwind\n"
+            "             at /rustc/abc/library/std/src/panicking.rs:689:5\n   1: dep::explode\n"
+            f"             at {dep}\n"
+            "   2: app::parse\n             at ./src/parse.rs:12:9\n   3: app::t::uses_dep\n"
+            "             at ./src/lib.rs:40:9\n   4: __libc_start_call_main\n"
+            "             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16\n"
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n\n"
+            "failures:\n    t::uses_dep\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
+            "0 filtered out; finished in 0.00s\n")
+    assert failures(parse_report("cargo", text)) == [("t::uses_dep", "src/parse.rs", 12, 9, None, None)]
+
+
+def test_json_reports_a_crate_built_for_host_and_target_once():
+    # phf_shared is built twice (for phf_macros, a proc macro, and for phf): cargo's JSON has its clippy
+    # finding twice, where the human output says "(1 duplicate)".
+    report = parsed("clippy-0.1.95-workspace-json.txt", "cargo-json")
+    assert found(report) == [("error", "phf_shared/src/lib.rs", 65, 17, "clippy::eq_op")]
+
+
+def test_a_panic_in_another_checkout_keeps_its_place_without_a_backtrace():
+    text = ("running 1 test\ntest t::a ... FAILED\n\nfailures:\n\n---- t::a stdout ----\n\n"
+            "thread 't::a' (5) panicked at /work/sibling/src/lib.rs:3:5:\nboom\n"
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n"
+            "failures:\n    t::a\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
+            "0 filtered out; finished in 0.00s\n")
+    assert failures(parse_report("cargo", text)) == [("t::a", "/work/sibling/src/lib.rs", 3, 5, None, None)]
+    std = text.replace("/work/sibling/src/lib.rs:3:5", "/rustc/abc/library/core/src/ops/function.rs:250:5")
+    assert failures(parse_report("cargo", std)) == [("t::a", None, None, None, None, None)]

@@ -1,5 +1,6 @@
 """parse_junit_xml against real pytest 9.0.3 --junitxml reports (xunit2 and xunit1)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,63 @@ def test_without_a_traceback_the_declared_location_is_used():
 def test_malformed_reports_raise_report_error(text, problem):
     with pytest.raises(ReportError, match=problem):
         parse_junit_xml(text)
+
+
+FEEDBACK = Path(__file__).resolve().parents[1] / "fixtures" / "feedback"
+
+
+def test_surefire_reports_put_one_after_another_read_as_one():
+    # java-classmate's `cat target/surefire-reports/TEST-*.xml > junit.xml` (38 documents, one per class),
+    # recorded in tests/fixtures/feedback/classmate/test-junit.json.
+    recording = json.loads((FEEDBACK / "classmate" / "test-junit.json").read_text(encoding="utf-8"))
+    text = recording["reports"][".sprintflow/reports/junit.xml"]
+    assert text.count("<?xml") == 38
+    report = parse_junit_xml(text, ["/tmp/rec-java/java-classmate"])
+    assert report.counts == TestCounts(total=260, passed=257, failed=3, skipped=0)
+    array_type = "src/main/java/com/fasterxml/classmate/types/ResolvedArrayType.java"
+    assert [(f.test, f.file, f.line) for f in report.failures] == [
+        ("com.fasterxml.classmate.TestTypeDescriptions.testPrimitiveTypes",
+         "src/test/java/com/fasterxml/classmate/TestTypeDescriptions.java", 66),
+        # thrown in the code the tests call, as Maven's output places it
+        ("com.fasterxml.classmate.types.ResolvedArrayTypeTest.appendBriefDescription", array_type, 114),
+        ("com.fasterxml.classmate.types.ResolvedArrayTypeTest.appendFullDescription", array_type, 114),
+    ]
+    assert report.failures[2].message == (
+        "unexpected space in array description: Existing java.lang.Object (called from "
+        "src/test/java/com/fasterxml/classmate/types/ResolvedArrayTypeTest.java:182)")
+
+
+def test_documents_one_after_another_that_are_not_reports_are_refused():
+    with pytest.raises(ReportError, match="junk after document element"):
+        parse_junit_xml("<testsuite/><html/>")
+
+
+def test_surefire_xml_of_nested_classes_assertj_and_wrapped_exceptions():
+    # spring-petclinic's reports, one after another (tests/fixtures/feedback/spring-petclinic/test-junit.json).
+    recording = json.loads((FEEDBACK / "spring-petclinic" / "test-junit.json").read_text(encoding="utf-8"))
+    report = parse_junit_xml(recording["reports"][".sprintflow/reports/junit.xml"], ["/tmp/rec-java/spring-petclinic"])
+    owner = "org.springframework.samples.petclinic.owner"
+    validator = "src/main/java/org/springframework/samples/petclinic/owner/PetValidator.java"
+    assert [(f.test, f.file, f.line) for f in report.failures] == [
+        # a @Nested class's test, named by the nested class (as the maven parser names it too)
+        (f"{owner}.PetControllerTests$ProcessUpdateFormHasErrors.processUpdateFormWithInvalidBirthDate", validator, 51),
+        (f"{owner}.PetTypeFormatterTests.testPrint",
+         "src/test/java/org/springframework/samples/petclinic/owner/PetTypeFormatterTests.java", 60),
+        (f"{owner}.PetValidatorTests$ValidateHasErrors.validateWithInvalidBirthDate", validator, 51),
+    ]
+    assertion = report.failures[1]
+    assert assertion.message == 'expected: "Gerbil"\n but was: "Hamster"'
+    assert (assertion.expected, assertion.received) == ("Gerbil", "Hamster")
+    assert report.counts == TestCounts(total=55, passed=52, failed=3, skipped=0)
+
+
+def test_surefire_xml_of_a_multi_module_build_is_placed_in_its_module():
+    # jsonschema-generator's reports of two modules, one after another: each suite's `basedir` property
+    # names its module's folder (tests/fixtures/feedback/jsonschema-generator/test-junit.json).
+    recording = json.loads((FEEDBACK / "jsonschema-generator" / "test-junit.json").read_text(encoding="utf-8"))
+    report = parse_junit_xml(recording["reports"][".sprintflow/reports/junit.xml"],
+                             ["/tmp/rec-java/jsonschema-generator"])
+    assert [(f.file, f.line) for f in report.failures] == [
+        ("jsonschema-module-jackson/src/test/java/com/github/victools/jsonschema/module/jackson/"
+         "JsonPropertySorterTest.java", 66)]
+    assert report.counts == TestCounts(total=1131, passed=1130, failed=1, skipped=0)

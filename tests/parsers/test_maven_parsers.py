@@ -2,7 +2,8 @@
 
 The reports were recorded from Apache Commons CLI 1.6.0 (one module, JUnit 4 and 5 under Surefire 3.1.2),
 Failsafe 3.3.3-SNAPSHOT (a multi-module build, TestNG under Surefire 2.22.2) and jackson-module-kotlin
-2.18.4 (Kotlin 1.8.10, JUnit 4 under Surefire 3.4.0) with faults put in;
+2.18.4 (Kotlin 1.8.10, JUnit 4 under Surefire 3.4.0) with faults put in, and from the feedback
+benchmark's Java projects (java-classmate, spring-petclinic, jsonschema-generator: Surefire 3.5.4);
 ``tests/fixtures/reports/README.md`` says how.
 """
 
@@ -185,6 +186,109 @@ def test_surefire_xml_reads_as_junit_with_names_and_skipped_tests():
 def test_surefire_xml_failures_are_placed_in_the_java_test_file():
     failing = parse("surefire-3.1.2-TEST-UtilTest.xml", roots=[CLI], fmt="junit")
     assert [(f.file, f.line) for f in failing.failures] == [(UTIL_TEST, 32), (UTIL_TEST, 38)]
+
+
+CLASSMATE = "/tmp/rec-java/java-classmate"
+ARRAY_TYPE = "src/main/java/com/fasterxml/classmate/types/ResolvedArrayType.java"
+ARRAY_TYPE_TEST = "src/test/java/com/fasterxml/classmate/types/ResolvedArrayTypeTest.java"
+
+
+def test_an_exception_thrown_in_the_code_a_test_calls_is_placed_where_it_was_thrown():
+    # java-classmate (tests/fixtures/feedback/classmate, `mvn test`): `ResolvedArrayType.java:114` throws
+    # in two tests (one through `appendFullDescription`); the third is an assertion in its test.
+    report = parse("3.8.7-surefire-3.5.4-classmate-test.txt", roots=[CLASSMATE])
+    assert failed(report) == [
+        ("com.fasterxml.classmate.TestTypeDescriptions.testPrimitiveTypes",
+         "src/test/java/com/fasterxml/classmate/TestTypeDescriptions.java", 66),
+        ("com.fasterxml.classmate.types.ResolvedArrayTypeTest.appendBriefDescription", ARRAY_TYPE, 114),
+        ("com.fasterxml.classmate.types.ResolvedArrayTypeTest.appendFullDescription", ARRAY_TYPE, 114),
+    ]
+    brief, full = report.failures[1:]
+    assert brief.message == ("java.lang.IllegalStateException: unexpected space in array description: "
+                             f"Existing java.lang.Object (called from {ARRAY_TYPE_TEST}:155)")
+    assert full.message.endswith(f"(called from {ARRAY_TYPE_TEST}:182)")
+    assert (report.failures[0].expected, report.failures[0].received) == ("[B]", "[Z]")
+    assert (report.counts.total, report.counts.failed) == (260, 3)
+
+
+@pytest.mark.parametrize(("stack", "origin"), [
+    # the test's own frame first: an assertion failed in the test
+    ("\tat org.junit.Assert.fail(Assert.java:89)\n\tat a.b.c.FooTest.t(FooTest.java:9)", None),
+    # a library's frame, then the test's
+    ("\tat java.util.Objects.requireNonNull(Objects.java:209)\n\tat a.b.c.FooTest.t(FooTest.java:9)", None),
+    # the project's code, called from a test helper: the code, not the helper
+    ("\tat a.b.c.impl.Foo.run(Foo.java:12)\n\tat a.b.c.AbstractBaseTest.call(AbstractBaseTest.java:40)\n"
+     "\tat a.b.c.FooTest.t(FooTest.java:9)", ("core/src/main/java/a/b/c/impl/Foo.java", 12)),
+    # another package of the same vendor is a library (two shared names are not enough)
+    ("\tat a.b.other.Foo.run(Foo.java:12)\n\tat a.b.c.FooTest.t(FooTest.java:9)", None),
+    # wrapped (MockMvc's ServletException): the root cause's frames decide
+    ("\tat a.b.web.Dispatcher.run(Dispatcher.java:5)\n\tat a.b.c.FooTest.t(FooTest.java:9)\n"
+     "Caused by: java.lang.NullPointerException: x\n\tat a.b.c.Validator.check(Validator.kt:7)\n\t... 3 more",
+     ("core/src/main/kotlin/a/b/c/Validator.kt", 7)),
+])
+def test_where_a_test_s_exception_came_from(stack, origin):
+    assert maven.jvm_origin("a.b.c.FooTest", stack, "core") == origin
+
+
+PETCLINIC = "/tmp/rec-java/spring-petclinic"
+OWNER = "org/springframework/samples/petclinic/owner"
+
+
+def test_assertj_messages_nested_test_classes_and_wrapped_exceptions():
+    # spring-petclinic (tests/fixtures/feedback/spring-petclinic, `mvn -q test`): an AssertJ assertion, whose
+    # message has a blank line in it; `PetValidator.java:51` throwing in a `@Nested` class's test (Surefire's
+    # summary then names no line) and, wrapped in MockMvc's ServletException, in a controller's (nested) test.
+    report = parse("3.8.7-surefire-3.5.4-petclinic-q-test.txt", roots=[PETCLINIC])
+    validator = f"src/main/java/{OWNER}/PetValidator.java"
+    assert failed(report) == [
+        ("org.springframework.samples.petclinic.owner.PetTypeFormatterTests.testPrint",
+         f"src/test/java/{OWNER}/PetTypeFormatterTests.java", 60),
+        # `@Nested` classes' tests, named by the nested class as the XML names them (Surefire's summary and
+        # blocks name the outer one, which `-Dtest=` would select none of their tests by)
+        ("org.springframework.samples.petclinic.owner.PetControllerTests$ProcessUpdateFormHasErrors."
+         "processUpdateFormWithInvalidBirthDate", validator, 51),
+        ("org.springframework.samples.petclinic.owner.PetValidatorTests$ValidateHasErrors."
+         "validateWithInvalidBirthDate", validator, 51),
+    ]
+    assertion, wrapped, nested = report.failures
+    assert assertion.message == 'org.opentest4j.AssertionFailedError:\nexpected: "Gerbil"\n but was: "Hamster"'
+    assert (assertion.expected, assertion.received) == ("Gerbil", "Hamster")
+    assert wrapped.message.startswith("jakarta.servlet.ServletException: Request processing failed: "
+                                      "java.lang.NullPointerException: ")
+    assert wrapped.message.endswith(f"(called from src/test/java/{OWNER}/PetControllerTests.java:188)")
+    assert nested.message.endswith(f"(called from src/test/java/{OWNER}/PetValidatorTests.java:110)")
+    assert (report.counts.total, report.counts.failed) == (55, 3)
+
+
+VICTOOLS = "/tmp/rec-java/jsonschema-generator"
+JACKSON_TEST = ("jsonschema-module-jackson/src/test/java/com/github/victools/jsonschema/module/jackson/"
+                "JsonPropertySorterTest.java")
+
+
+@pytest.mark.parametrize("name", ["3.8.7-surefire-3.5.4-multimodule-q-test.txt",
+                                  "3.8.7-surefire-3.5.4-multimodule-fae-test.txt"])
+def test_surefire_3_5_names_the_failing_module_s_reports_folder(name):
+    # jsonschema-generator (tests/fixtures/feedback/jsonschema-generator): `mvn -q test` says which module
+    # failed only in Surefire 3.5's `See /abs/module/target/surefire-reports for the individual test results.`
+    report = parse(name, roots=[VICTOOLS])
+    assert failed(report) == [("com.github.victools.jsonschema.module.jackson.JsonPropertySorterTest."
+                               "testPropertySortingAlphabeticallyByDefault", JACKSON_TEST, 66)]
+    if "fae" in name:  # `-fae` went on to the Swagger 2 module, which does not compile
+        assert [(d.tool, d.file, d.line) for d in report.diagnostics if d.severity == "error"][0] == (
+            "javac", "jsonschema-module-swagger-2/src/main/java/com/github/victools/jsonschema/module/swagger2/"
+                     "Swagger2SchemaDefinitionNamingStrategy.java", 52)
+        assert report.error_count == 2
+
+
+def test_checkstyle_s_audit_line_names_the_module_once():
+    # Checkstyle's own `/abs/module/src/…/MethodScope.java:76:9: … [NeedBraces]` and the plugin's
+    # `src/…/MethodScope.java:[76,9] (blocks) NeedBraces: …` (relative to the module): one finding.
+    report = parse("3.8.7-checkstyle-12.3.0-multimodule-verify.txt", roots=[VICTOOLS])
+    assert [d for d in located(report) if d[0] == "checkstyle"] == [
+        ("checkstyle", "error", "jsonschema-generator/src/main/java/com/github/victools/jsonschema/generator/"
+                                "MethodScope.java", 76, 9, "NeedBraces")]
+    assert report.diagnostics[0].message == "'if' construct must use '{}'s."
+    assert report.error_count == 1
 
 
 def test_docstring_examples_hold():

@@ -232,9 +232,15 @@ def duration_ms(outcome: CommandResult) -> int:
     return round(outcome.duration_s * 1000)
 
 
+JUDGED_ENV = {"RUST_BACKTRACE": "1"}
+"""Set for every check, in both executors: a Rust test's panic says where in the project it failed only in
+its backtrace when it panicked elsewhere (an assert_cmd assertion panics in the standard library); the
+cargo parser keeps the project's own frame and drops the rest."""
+
+
 def execute(run: StrategyRun, command: str, env: dict[str, str] | None = None) -> CommandResult:
     spec = CommandSpec(command=command, timeout=run.timeout, network=run.strategy.network,
-                       image=run.strategy.image, env=env or {})
+                       image=run.strategy.image, env={**JUDGED_ENV, **(env or {})})
     return run.executor.run(run.workspace, spec)
 
 
