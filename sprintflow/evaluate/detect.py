@@ -27,7 +27,7 @@ from sprintflow.errors import DocumentError, Problem
 from sprintflow.io.documents import read_json, read_text, read_toml
 from sprintflow.schemas import InferredCommand, StrategyType
 
-__all__ = ["NATIVE_MANIFESTS", "PYTHON_BUILD", "detect_checks", "detect_preset", "merge_checks"]
+__all__ = ["PYTHON_BUILD", "detect_checks", "detect_preset", "merge_checks"]
 
 PYTHON_BUILD = "python3 -m compileall -q -x '/[.]|node_modules' ."
 """A Python project's build: every module byte-compiled (a syntax error fails it); hidden folders
@@ -38,9 +38,6 @@ _NPM_PLACEHOLDER = 'echo "Error: no test specified"'
 # The package managers the project's sandbox installs (sprintflow.sandbox.dependencies); any other
 # lockfile's scripts run with npm, which every sandbox has.
 _LOCKFILES = (("pnpm-lock.yaml", "pnpm run"), ("yarn.lock", "yarn run"))
-NATIVE_MANIFESTS = ("Cargo.toml", "pom.xml")
-"""Manifests whose toolchains the sandbox does not provide (init says so in the config); a go.mod's Go
-is the project sandbox's own (:mod:`sprintflow.sandbox.runtimes`)."""
 # Script names that mean a check, first found wins.
 _SCRIPTS = ((StrategyType.build, ("build",)), (StrategyType.typecheck, ("typecheck", "type-check", "tsc", "types")),
             (StrategyType.lint, ("lint",)), (StrategyType.unit_test, ("test", "test:unit", "unit")))

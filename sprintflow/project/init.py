@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sprintflow.errors import InputError, WorkspaceError
 from sprintflow.evaluate.config import config_sources, load_project_config, rule_problems
-from sprintflow.evaluate.detect import NATIVE_MANIFESTS, detect_checks, detect_preset
+from sprintflow.evaluate.detect import detect_checks, detect_preset
 from sprintflow.evaluate.strategies import strategy_for
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.layout import STATE_GITIGNORE, WorkspaceLayout, safe_name
@@ -178,10 +178,7 @@ def _checked_config(text: str, path: Path) -> ProjectConfig:
 
 
 def _strategy_lines(check: InferredCommand) -> list[str]:
-    native = [name for name in NATIVE_MANIFESTS if name in check.source]
-    notes = [f"# the base sandbox image has no toolchain for {', '.join(native)}: give this strategy an `image` "
-             "that has one, or evaluate with --executor local"] if native else []
-    return ["[[evaluator.strategies]]", f"# from {_comment(check.source)}", *notes,
+    return ["[[evaluator.strategies]]", f"# from {_comment(check.source)}",
             f"type = {json.dumps(check.strategy.value)}",
             f"required = {'false' if check.strategy is StrategyType.playwright else 'true'}",
             f"command = {json.dumps(check.command)}", ""]

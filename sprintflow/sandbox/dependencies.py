@@ -16,7 +16,16 @@ executor mounts read-only over the host's.
   editable with its test extras (``test``, ``tests``, ``testing``, ``dev``) and
   dependency groups of those names;
 * Go: ``go mod download`` of the root module (go.mod, go.sum; go.work when there is one) into
-  :data:`GO_MODULES`, which the sandbox's go reads with no network (``GOPROXY=off``).
+  :data:`GO_MODULES`, which the sandbox's go reads with no network (``GOPROXY=off``);
+* Maven: the plugins and dependencies of the build (``dependency:go-offline``, then the lifecycle
+  through ``verify`` selecting no test, for what only a run resolves: Surefire's and Failsafe's
+  providers, plugins' own dependencies; compile errors do not stop it) into :data:`MAVEN_REPOSITORY`,
+  which the sandbox's Maven then reads offline (its global settings say so);
+* Rust: ``cargo fetch`` (``--locked`` with a Cargo.lock) into :data:`CARGO_HOME`, read offline.
+
+A step's installers may run the project's own code (npm's lifecycle scripts, Maven's plugins bound
+to the lifecycle): the setup container has the network and nothing else, and what the judged run
+does with what it installed is judged there (canaries included).
 
 The layer key hashes every file that can change the result, so an unchanged
 lockfile finds its layer and a changed one builds a new one.
@@ -26,19 +35,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GO_MODULES", "VENV", "DependencyPlan", "InstallStep", "plan_dependencies"]
+__all__ = ["CARGO_HOME", "GO_MODULES", "MAVEN_REPOSITORY", "VENV", "DependencyPlan", "InstallStep",
+           "plan_dependencies"]
 
 VENV = "/opt/sprintflow/venv"
 """The python virtualenv of a dependency layer (first on PATH in the sandbox)."""
 
 GO_MODULES = "/opt/sprintflow/go/mod"
 """GOMODCACHE in the sandbox: the modules the setup step downloaded, read-only at run time."""
+
+MAVEN_REPOSITORY = "/opt/sprintflow/m2"
+"""Maven's local repository in the sandbox: what the setup step downloaded, offline at run time."""
+
+CARGO_HOME = "/opt/sprintflow/cargo"
+"""CARGO_HOME in the sandbox: the crates the setup step fetched (CARGO_NET_OFFLINE at run time)."""
 
 TOOLS = "/opt/sprintflow/tools"
 """Where pnpm or yarn are installed when a lockfile asks for them."""
@@ -231,6 +248,88 @@ def _go_step(workspace: Path) -> InstallStep | None:
     return InstallStep(f"go mod download ({', '.join(inputs)})", inputs, script)
 
 
+def _manifests(workspace: Path, name: str) -> tuple[str, ...]:
+    """Every ``name`` of the project (a workspace's or a multi-module build's members), build output aside."""
+    found = []
+    for folder, dirs, files in os.walk(workspace):
+        dirs[:] = sorted(d for d in dirs if d not in ("target", "node_modules", ".git", ".sprintflow"))
+        if name in files:
+            found.append(Path(folder, name).relative_to(workspace).as_posix())
+    return tuple(found)
+
+
+_MAVEN_SETTINGS = f"""<settings><localRepository>{MAVEN_REPOSITORY}</localRepository><offline>OFFLINE</offline>
+<interactiveMode>false</interactiveMode></settings>"""
+_TRUST_STORE = """\
+import java.io.*; import java.security.KeyStore; import java.security.cert.*;
+public class TrustStore { public static void main(String[] args) throws Exception {
+  KeyStore store = KeyStore.getInstance("PKCS12"); store.load(null, null); int n = 0;
+  try (InputStream in = new FileInputStream(args[0])) {
+    for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in))
+      store.setCertificateEntry("ca" + n++, c);
+  }
+  try (OutputStream out = new FileOutputStream(args[1])) { store.store(out, "changeit".toCharArray()); } } }"""
+"""The host's CA bundle (PEM) as a trust store Java reads: the JDK reads no PEM bundle itself."""
+# Every test class and none of its methods: Surefire skips a run whose selection names no class before
+# it resolves its provider (and the JUnit launcher it loads to match the project's JUnit), so the
+# selection names them all, and a method none has.
+_NO_TEST = "'*#sprintflowSetupSelectsNoTest'"
+_RUN_NOTHING = (f"-Dmaven.compiler.failOnError=false -Dtest={_NO_TEST} -Dit.test={_NO_TEST} "
+                "-Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
+                "-Dmaven.javadoc.skip=true -Dgpg.skip=true")
+_SKIPPED_CHECKS = ("-Drat.skip=true -Dcheckstyle.skip=true -Dspotbugs.skip=true -Dpmd.skip=true -Denforcer.skip=true "
+                   "-Djapicmp.skip=true -Danimal.sniffer.skip=true -Dlicense.skip=true -Dspotless.check.skip=true")
+
+
+def _maven_step(workspace: Path) -> InstallStep | None:
+    if not (workspace / "pom.xml").is_file():
+        return None
+    inputs = (*_manifests(workspace, "pom.xml"),
+              *(name for name in (".mvn/maven.config", ".mvn/extensions.xml") if (workspace / name).is_file()))
+    settings = "/etc/maven/settings.xml"
+    script = "\n".join([
+        f"mkdir -p {MAVEN_REPOSITORY}",
+        f"echo {shlex.quote(_MAVEN_SETTINGS.replace('OFFLINE', 'false'))} > {settings}",
+        'if [ -n "${SSL_CERT_FILE:-}" ]; then',
+        f"  printf '%s\\n' {shlex.quote(_TRUST_STORE)} > /tmp/TrustStore.java",
+        '  java /tmp/TrustStore.java "$SSL_CERT_FILE" /tmp/sprintflow-trust.p12',
+        '  export MAVEN_OPTS="-Djavax.net.ssl.trustStore=/tmp/sprintflow-trust.p12 '
+        '-Djavax.net.ssl.trustStorePassword=changeit"',
+        "fi",
+        "mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:go-offline",
+        # What only a run resolves: the test providers, what plugins load as they run. A compile error is the
+        # judged run's to report, never the setup's: the build goes on past it, and no test is selected.
+        # A check that fails stops the build, and what its later plugins load would be missing offline: the
+        # first pass skips the usual checks, the second runs them for what they load themselves.
+        f"for skip in '{_SKIPPED_CHECKS}' ''; do",
+        f"  mvn -B -q verify $skip {_RUN_NOTHING} "
+        "|| echo '[setup] the build stopped early: what it did not load is missing offline'",
+        "done",
+        f"echo {shlex.quote(_MAVEN_SETTINGS.replace('OFFLINE', 'true'))} > {settings}",
+        # Maven records what it resolved beside the artifacts, even offline: each run's own copy (the
+        # container's layer) must be writable by the sandbox user.
+        f"chmod -R a+rwX {MAVEN_REPOSITORY}",
+    ])
+    return InstallStep(f"Maven dependencies ({', '.join(inputs[:3])}{' …' if len(inputs) > 3 else ''})",
+                       inputs, script)
+
+
+def _cargo_step(workspace: Path) -> InstallStep | None:
+    if not (workspace / "Cargo.toml").is_file():
+        return None
+    locked = (workspace / "Cargo.lock").is_file()
+    inputs = (*_manifests(workspace, "Cargo.toml"), *(("Cargo.lock",) if locked else ()),
+              *(name for name in (".cargo/config.toml", ".cargo/config") if (workspace / name).is_file()))
+    script = "\n".join([
+        "export CARGO_NET_OFFLINE=false",
+        'if [ -n "${SSL_CERT_FILE:-}" ]; then export CARGO_HTTP_CAINFO="$SSL_CERT_FILE"; fi',
+        f"cargo fetch{' --locked' if locked else ''}",
+        f"chmod -R a+rwX {CARGO_HOME}",
+    ])
+    described = " --locked (Cargo.lock)" if locked else " (no Cargo.lock: versions are whatever crates.io serves today)"
+    return InstallStep(f"cargo fetch{described}", inputs, script)
+
+
 def plan_dependencies(workspace: Path) -> DependencyPlan:
     """The install steps ``workspace`` asks for, from its manifests and lockfiles.
 
@@ -242,6 +341,6 @@ def plan_dependencies(workspace: Path) -> DependencyPlan:
         >>> [step.description for step in plan_dependencies(ws).steps]
         ['npm ci (package-lock.json)']
     """
-    steps = [step for step in (_node_step(workspace), _python_step(workspace), _go_step(workspace))
-             if step is not None]
+    steps = [step for step in (_node_step(workspace), _python_step(workspace), _go_step(workspace),
+                               _maven_step(workspace), _cargo_step(workspace)) if step is not None]
     return DependencyPlan(tuple(steps))

@@ -5,7 +5,9 @@
     sprintflow-sandbox:latest        the base (debootstrap bookworm; `sprintflow sandbox build`)
     sprintflow-base:<suite>          another Debian release's base, for its python (e.g. trixie: 3.13)
       └─ sprintflow-runtime:<key>    + node from the npm registry (or the base's) + make/g++ for native modules
-                                       (+ Go from the Go module proxy, for a go.mod)
+                                       (+ Go from the Go module proxy, for a go.mod;
+                                        + Debian's OpenJDK and Maven, for a pom.xml;
+                                        + Debian's rustc, cargo, clippy, rustfmt, for a Cargo.toml)
            └─ sprintflow-deps:<key>  + the project's dependencies, installed by the setup step
                                        (+ volume sprintflow-deps-<key>: its node_modules, mounted read-only)
 
@@ -32,7 +34,7 @@ from sprintflow.errors import ExecutorUnavailable, InfrastructureError
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 
-from .dependencies import GO_MODULES, PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
+from .dependencies import CARGO_HOME, GO_MODULES, PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
 from .downloads import go_toolchain, node_package_name, unpacked_package
 from .setup_container import Setup, commit_setup
 
@@ -63,6 +65,17 @@ _SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{GO_HOME}/bin:{TOOLS}/bin:/usr/loca
 # the change left them (-mod=readonly, the go command's default). Build caches go to $HOME (the
 # container's tmpfs /tmp).
 _GO_ENV = f"ENV GOROOT={GO_HOME} GOTOOLCHAIN=local GOMODCACHE={GO_MODULES} GOPROXY=off GOTELEMETRY=off"
+
+# Rust in the sandbox: the crates the setup step fetched into CARGO_HOME and no network for more
+# (CARGO_NET_OFFLINE); the build goes to the workspace's own target/, as on the host.
+_CARGO_ENV = f"ENV CARGO_HOME={CARGO_HOME} CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never"
+_RUST_PACKAGES = ("rustc", "cargo", "rust-clippy", "rustfmt")
+
+
+def _jvm_packages(jdk: int | None) -> tuple[str, ...]:
+    """Debian's JDK and Maven; ``ca-certificates-java`` gives the JDK its trust store."""
+    return (f"openjdk-{jdk}-jdk-headless", "maven", "ca-certificates-java") if jdk else ()
+
 
 Progress = Callable[[str], object]
 
@@ -129,29 +142,38 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progress, go: str | None = None) -> str:
+def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progress, go: str | None = None,
+                  jdk: int | None = None, rust: bool = False) -> str:
     """The runtime image on ``base_image``: node and npm at ``node`` = (version, npm version), a compiler,
-    and Go ``go`` when the project has a go.mod.
+    Go ``go`` when the project has a go.mod, OpenJDK ``jdk`` with Maven for a pom.xml, and rustc, cargo,
+    clippy and rustfmt for a Cargo.toml.
 
     Built with ``docker build`` from a local FROM (no registry); node and npm are
     the registry's tarballs, Go the module proxy's toolchain, downloaded (and verified)
-    only when the layer is missing.
+    only when the layer is missing; the JDK, Maven and Rust are the base's Debian release's packages.
     """
     client = _docker()
     if not _image_exists(client, base_image):  # built here, never pulled: no registry is reachable
         raise ExecutorUnavailable(f"no image {base_image}: build it with `sprintflow sandbox build` "
                                   "(or run with --executor local)")
     base_id = client.images.get(base_image).id
+    packages = ["make", "g++", *_jvm_packages(jdk), *(_RUST_PACKAGES if rust else ())]
     key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
-                         f"{f'|go={go}' if go else ''}".encode()).hexdigest()
+                         f"{f'|go={go}' if go else ''}{f'|jdk={jdk}' if jdk else ''}{'|rust' if rust else ''}"
+                         .encode()).hexdigest()
     tag = f"sprintflow-runtime:{_short(key)}"
     if _image_exists(client, tag):
         return tag
-    what = (f"node {node[0]} + npm {node[1]}" if node else "the base's node") + (f" + go {go}" if go else "")
+    what = (f"node {node[0]} + npm {node[1]}" if node else "the base's node") + (f" + go {go}" if go else "") \
+        + (f" + OpenJDK {jdk} and Maven" if jdk else "") + (" + rustc, cargo, clippy, rustfmt" if rust else "")
     progress(f"[runtime] building {tag}: {base_image} + {what} + make, g++ (native modules)")
     lines = [f"FROM {base_image}", "USER 0",
              "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-             "--no-install-recommends make g++ >/dev/null && rm -rf /var/lib/apt/lists/*"]
+             f"--no-install-recommends {' '.join(packages)} >/dev/null && rm -rf /var/lib/apt/lists/*"]
+    if jdk:
+        lines += [f"ENV JAVA_HOME=/usr/lib/jvm/java-{jdk}-openjdk-amd64", "RUN java -version && mvn --version"]
+    if rust:
+        lines += [_CARGO_ENV, "RUN cargo --version && cargo clippy --version"]
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as archive:
         if node:
@@ -173,6 +195,10 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
             labels += f" sprintflow.node={node[0]} sprintflow.npm={node[1]}"
         if go:
             labels += f" sprintflow.go={go}"
+        if jdk:
+            labels += f" sprintflow.jdk={jdk}"
+        if rust:
+            labels += " sprintflow.rust=debian"
         lines += [f"ENV PATH={_SANDBOX_PATH}", f"LABEL {labels}", "USER 1000"]
         dockerfile = ("\n".join(lines) + "\n").encode()
         info = tarfile.TarInfo("Dockerfile")

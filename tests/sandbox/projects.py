@@ -12,7 +12,13 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
 * ``outcome``: the outcome 1.3.0.post0 sdist from PyPI, a src-layout library that
   depends on attrs and ships ``tests/`` and ``test-requirements.txt``;
 * ``color``: the Go module github.com/fatih/color v1.19.0 from the Go module proxy
-  (``go mod download``), a library with three module dependencies, pinned by its go.sum.
+  (``go mod download``), a library with three module dependencies, pinned by its go.sum;
+* ``either``: the either 1.15.0 crate from crates.io, a library that declares ``rust-version = 1.63``
+  and whose Cargo.lock pins serde_json for its tests;
+* ``commons-cli``: Apache Commons CLI 1.9.0 from Maven Central, a Maven build with the commons-parent
+  72 parent (JUnit 5, RAT, japicmp …), put together as its repository has it from the artifacts Central
+  serves: the POM, the ``-sources`` and ``-test-sources`` jars as ``src/main/java`` and ``src/test/java``,
+  and the test resource its tests read, from the ``-tests`` jar.
 
 Each is downloaded once per machine under ``$SPRINTFLOW_TEST_PROJECTS`` (default
 ``~/.cache/sprintflow/test-projects``), node projects with ``npm ci`` run, and
@@ -22,12 +28,14 @@ hard-linked; for outcome a virtualenv with the project installed editable).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 from sprintflow.io.files import file_lock
@@ -38,6 +46,8 @@ ZOD = "zod@4.1.12"
 VITEST = "3.2.4"
 OUTCOME = "outcome==1.3.0.post0"
 COLOR = "github.com/fatih/color@v1.19.0"
+EITHER = "https://static.crates.io/crates/either/either-1.15.0.crate"
+COMMONS_CLI = "https://repo.maven.apache.org/maven2/commons-cli/commons-cli/1.9.0/commons-cli-1.9.0"
 
 
 def cache_root() -> Path:
@@ -95,6 +105,36 @@ def _prepare_color(target: Path) -> None:
     _run(["go", "mod", "download"], target)  # its dependencies, on the host as a developer has them
 
 
+def _download(url: str) -> bytes:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=120) as response:
+        return response.read()
+
+
+def _prepare_either(target: Path) -> None:
+    download = target.with_name(target.name + ".download")
+    download.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(_download(EITHER))) as archive:
+        archive.extractall(download, filter="data")
+    shutil.move(next(p for p in download.iterdir() if p.is_dir()), target)
+    shutil.rmtree(download)
+    _run(["cargo", "fetch", "--locked"], target)  # its crates, on the host as a developer has them
+
+
+def _prepare_commons_cli(target: Path) -> None:
+    (target / "src" / "test" / "resources").mkdir(parents=True)
+    (target / "pom.xml").write_bytes(_download(f"{COMMONS_CLI}.pom"))
+    for suffix, folder, wanted in (("-sources.jar", "main/java", ".java"), ("-test-sources.jar", "test/java", ".java"),
+                                   ("-tests.jar", "test/resources", ".file")):
+        with zipfile.ZipFile(io.BytesIO(_download(f"{COMMONS_CLI}{suffix}"))) as archive:
+            for name in archive.namelist():
+                if name.startswith("org/") and name.endswith(wanted):
+                    path = target / "src" / folder / name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(archive.read(name))
+
+
 def _set_up_python_host(project: Path) -> None:
     """What a developer does on the host: a virtualenv in the project, the project installed editable."""
     _run([sys.executable, "-m", "venv", ".venv"], project)
@@ -102,7 +142,7 @@ def _set_up_python_host(project: Path) -> None:
 
 
 _PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome,
-            "color": _prepare_color}
+            "color": _prepare_color, "either": _prepare_either, "commons-cli": _prepare_commons_cli}
 
 
 def pristine(name: str) -> Path:

@@ -82,3 +82,31 @@ def test_a_go_module_downloads_what_its_go_sum_pins_and_the_key_follows_it(tmp_p
     (tmp_path / "go.sum").write_text("github.com/google/uuid v1.6.0 h1:y=\n")
     assert plan_dependencies(tmp_path).key(tmp_path, "runtime") != key
     assert not plan.installs_node_modules
+
+
+def test_a_maven_build_downloads_every_modules_plugins_then_runs_offline(tmp_path):
+    (tmp_path / "pom.xml").write_text("<project/>")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "pom.xml").write_text("<project/>")
+    (tmp_path / "target").mkdir()
+    (tmp_path / "target" / "pom.xml").write_text("<project/>")  # build output: not an input
+    [step] = plan_dependencies(tmp_path).steps
+    assert step.inputs == ("pom.xml", "core/pom.xml")
+    # online to download, then offline for the judged runs; a compile error does not stop the download
+    assert step.script.index("<offline>false</offline>") < step.script.index("go-offline") \
+        < step.script.index("-Dmaven.compiler.failOnError=false") < step.script.index("<offline>true</offline>")
+    plan = plan_dependencies(tmp_path)
+    before = plan.key(tmp_path, "runtime")
+    (tmp_path / "core" / "pom.xml").write_text("<project><dependencies/></project>")
+    assert plan_dependencies(tmp_path).key(tmp_path, "runtime") != before
+
+
+def test_a_cargo_workspace_fetches_what_its_lockfile_pins(tmp_path):
+    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["app"]\n')
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Cargo.toml").write_text('[package]\nname = "app"\n')
+    [step] = plan_dependencies(tmp_path).steps
+    assert "cargo fetch" in step.script and "--locked" not in step.script and "no Cargo.lock" in step.description
+    (tmp_path / "Cargo.lock").write_text("version = 4\n")
+    [step] = plan_dependencies(tmp_path).steps
+    assert "cargo fetch --locked" in step.script and step.inputs == ("Cargo.toml", "app/Cargo.toml", "Cargo.lock")

@@ -79,6 +79,26 @@ type = "unit-test"
 command = "go test ./..."
 timeout = 300
 ''',
+    # Plain Rust and Maven commands, as their developers write them.
+    "either": '''
+[[evaluator.strategies]]
+type = "lint"
+command = "cargo clippy --quiet"
+timeout = 600
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "cargo test --quiet"
+timeout = 600
+''',
+    # Apache RAT fails a tree with a file without a licence header, and sprintflow.toml is one: its developers
+    # would exclude it in their RAT configuration; here the command skips RAT.
+    "commons-cli": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "mvn -B -q test -Drat.skip=true"
+timeout = 900
+''',
 }
 
 
@@ -112,6 +132,8 @@ def _host_path(workspace: Path) -> str:
     ("zod", ["unit-test"]),
     ("outcome", ["unit-test"]),
     ("color", ["lint", "unit-test"]),
+    ("either", ["lint", "unit-test"]),
+    ("commons-cli", ["unit-test"]),
 ])
 def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tmp_path, monkeypatch,
                                                name, methods):
@@ -153,6 +175,44 @@ def test_a_go_modules_failing_test_is_told_alike_in_docker_and_on_the_host(prefe
 
     assert local.overall_result == docker.overall_result == "fail"
     assert failures(local) == failures(docker) == [("color_test.go", 261, "TestStdoutIsTerminal_NilStdout")]
+
+
+def _fault(workspace: Path, rel: str, find: str, replace: str) -> None:
+    path = workspace / rel
+    source = path.read_text()
+    assert source.count(find) == 1, f"{rel}: the fault's text is not there once"
+    path.unlink()  # a hard link to the shared copy: the fault goes into this one only
+    path.write_text(source.replace(find, replace))
+
+
+@pytest.mark.parametrize("name, command, rel, find, replace", [
+    # Debian trixie's rustc 1.85 (either's rust-version is 1.63), offline with the crates its Cargo.lock pins
+    ("either", "cargo test --quiet", "src/lib.rs", "            Left(_) => true,\n            Right(_) => false,",
+     "            Left(_) => true,\n            Right(_) => true,"),
+    # Debian's OpenJDK 17 and Maven, offline, with what the setup step downloaded
+    ("commons-cli", "mvn -B -q test -Drat.skip=true", "src/main/java/org/apache/commons/cli/Option.java",
+     "        return longOption != null;", "        return longOption == null;"),
+])
+def test_a_failing_rust_or_maven_test_is_told_alike_in_docker_and_on_the_host(prefect_harness, docker_ready,
+                                                                             tmp_path, name, command, rel, find,
+                                                                             replace):
+    workspace = project_copy(name, tmp_path)
+    (workspace / "sprintflow.toml").write_text(
+        f'[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "{command}"\ntimeout = 900\n')
+    _fault(workspace, rel, find, replace)
+    contract = _contract(workspace, ["unit-test"])
+
+    local = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False, iteration=1)
+    docker = run_flow(evaluate_flow, str(workspace), str(contract), executor="docker", use_cache=False, iteration=2)
+
+    def failures(result: EvalResult) -> list[tuple]:
+        """The failing tests where they failed (the host's newer rustc may warn about more: not a failure)."""
+        unit = next(s for s in result.strategy_results if s.strategy == "unit-test")
+        return sorted((d.file, d.line, d.test) for d in unit.diagnostics if d.test)
+
+    assert local.overall_result == docker.overall_result == "fail", docker.summary
+    assert failures(local) == failures(docker), docker.summary
+    assert failures(docker) and all(file and file.startswith("src/") for file, _, _ in failures(docker))
 
 
 @pytest.mark.slow

@@ -124,3 +124,80 @@ def test_a_go_line_that_is_no_version_stops_with_where_it_is_written(tmp_path):
         pick_go_version(declared_runtimes(tmp_path).go)
     (tmp_path / "go.mod").write_text("module m\n")
     assert declared_runtimes(tmp_path).go is None
+
+
+POM = "<project><properties>{}</properties></project>"
+
+
+@pytest.mark.parametrize("files, declared, suite, jdk", [
+    ({"pom.xml": POM.format("<maven.compiler.release>11</maven.compiler.release>")},
+     "pom.xml maven.compiler.release '11'", "bookworm", 17),
+    ({"pom.xml": POM.format("<!-- <java.version>8</java.version> -->"
+                            "<maven.compiler.target>1.8</maven.compiler.target>")},
+     "pom.xml maven.compiler.target '1.8'", "bookworm", 17),
+    ({"pom.xml": "<project><build><plugin><configuration><release>21</release></configuration></plugin></build>"
+                 "</project>"},
+     "pom.xml the compiler plugin's release '21'", "trixie", 21),
+    ({"pom.xml": POM.format("<java.version>17</java.version>"), ".sdkmanrc": "java=25.0.1-tem\n"},
+     ".sdkmanrc java '25.0.1-tem'", "trixie", 25),
+    ({"pom.xml": "<project/>", ".java-version": "17\n"}, ".java-version '17'", "bookworm", 17),
+    ({"pom.xml": "<project/>"}, "None", "bookworm", 17),
+])
+def test_a_pom_gets_the_oldest_debian_jdk_that_compiles_its_release(tmp_path, files, declared, suite, jdk):
+    from sprintflow.sandbox.runtimes import pick_jdk, pick_suite
+
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    runtimes = declared_runtimes(tmp_path)
+    assert runtimes.maven and str(runtimes.java) == declared
+    assert pick_suite(runtimes) == suite and pick_jdk(runtimes.java, suite) == jdk
+
+
+@pytest.mark.parametrize("files, declared, suite", [
+    # a minimum: trixie's rustc 1.85 (bookworm's cargo 1.63 cannot reach crates.io here)
+    ({"Cargo.toml": '[package]\nname = "a"\nrust-version = "1.60"\n'}, "Cargo.toml package.rust-version '1.60'",
+     "trixie"),
+    ({"Cargo.toml": '[workspace]\n[workspace.package]\nrust-version = "1.80"\n'},
+     "Cargo.toml workspace.package.rust-version '1.80'", "trixie"),
+    ({"Cargo.toml": '[package]\nname = "a"\nrust-version = "1.60"\n', "rust-toolchain.toml":
+      '[toolchain]\nchannel = "1.82.0"\ncomponents = ["clippy"]\n'}, "rust-toolchain.toml channel '1.82.0'", "trixie"),
+    ({"Cargo.toml": '[package]\nname = "a"\n', "rust-toolchain": "stable\n"}, "rust-toolchain 'stable'", "trixie"),
+    # the locked dependencies decide too: a version 4 lockfile needs cargo 1.78
+    ({"Cargo.toml": '[package]\nname = "a"\n', "Cargo.lock": "# generated\nversion = 4\n"},
+     "Cargo.lock version 4 '1.78'", "trixie"),
+    ({"Cargo.toml": '[package]\nname = "a"\n'}, "None", "trixie"),
+])
+def test_a_cargo_project_gets_the_debian_rustc_that_meets_its_declaration(tmp_path, files, declared, suite):
+    from sprintflow.sandbox.runtimes import pick_suite
+
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    runtimes = declared_runtimes(tmp_path)
+    assert runtimes.cargo and str(runtimes.rust) == declared
+    assert pick_suite(runtimes) == suite
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"Cargo.toml": '[package]\nname = "a"\nrust-version = "1.90"\n'},
+     "Cargo.toml package.rust-version '1.90': no Debian release here has it"),
+    ({"Cargo.toml": '[package]\nname = "a"\n', "rust-toolchain.toml": '[toolchain]\nchannel = "nightly-2026-01-01"\n'},
+     "rustup's nightly and beta channels are not reachable"),
+    ({"pom.xml": POM.format("<maven.compiler.release>26</maven.compiler.release>")},
+     "pom.xml maven.compiler.release '26': no Debian release here has it"),
+    ({"pom.xml": POM.format("<maven.compiler.release>${jdk}</maven.compiler.release>")},
+     "is not a Java release"),
+    # two declarations no one release meets together
+    ({"pom.xml": POM.format("<maven.compiler.release>21</maven.compiler.release>"), ".python-version": "3.11\n"},
+     ".python-version '3.11' needs bookworm; pom.xml maven.compiler.release '21' needs trixie"),
+    ({"Cargo.toml": '[package]\nname = "a"\n', ".python-version": "3.11\n"},
+     ".python-version '3.11' needs bookworm; a Cargo.toml (no rust-version) needs trixie"),
+])
+def test_a_jdk_or_rustc_nothing_here_has_is_an_environment_error_naming_the_declaration(tmp_path, files, message):
+    from sprintflow.sandbox.runtimes import pick_suite
+
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    with pytest.raises(RuntimeUnavailable) as raised:
+        pick_suite(declared_runtimes(tmp_path))
+    assert message in str(raised.value)
+    assert isinstance(raised.value, InfrastructureError)
