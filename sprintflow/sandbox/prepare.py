@@ -93,9 +93,10 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     suite = pick_suite(runtimes)
     plan = plan_dependencies(workspace)
     node_version = None
-    if runtimes.node is not None:
+    if runtimes.node is not None or runtimes.node_locked:
         base = suite_base_image(suite, base_image, progress)
-        node_version = pick_node_version(runtimes.node, node_versions(cache), base_node_version(base, cache))
+        node_version = pick_node_version(runtimes.node, node_versions(cache), base_node_version(base, cache),
+                                         runtimes.node_locked)
     go_version = None
     if (workspace / "go.mod").is_file():  # the base image has no Go: a go.mod always gets one
         go_version = pick_go_version(runtimes.go) if runtimes.go else DEFAULT_GO
@@ -131,7 +132,9 @@ def _describe(runtimes, suite: str, node_version: str | None, go_version: str | 
         parts.append(f"Debian {suite}'s rustc {'.'.join(map(str, DEBIAN_RUST[suite]))} "
                      f"({runtimes.rust or 'Cargo.toml naming no rust-version'})")
     if node_version:
-        parts.append(f"node {node_version} ({runtimes.node})")
+        parts.append(f"node {node_version} ({runtimes.node or 'no declaration'}"
+                     + (f"; and {len(runtimes.node_locked)} engines.node ranges package-lock.json records)"
+                        if runtimes.node_locked else ")"))
     elif runtimes.node:
         parts.append(f"the base's node ({runtimes.node})")
     if runtimes.python:

@@ -5,7 +5,9 @@ judged on node 20, not on the base image's node 18. Declarations are read from
 the files the ecosystems' own tools read:
 
 * node: ``.nvmrc``, ``.node-version``, ``package.json`` ``volta.node``, then
-  ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do);
+  ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do); and the locked
+  dependencies too: every ``engines.node`` package-lock.json records (a project saying ``>=18`` whose
+  locked eslint needs ``^20.19`` runs on a node 20 that meets both, as npm's warnings ask);
 * python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``;
 * Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line;
 * Java: ``.java-version``, ``.sdkmanrc``'s ``java=``, then ``pom.xml``'s ``maven.compiler.release``,
@@ -103,6 +105,8 @@ class DeclaredRuntimes:
     node: Declaration | None
     python: Declaration | None
     go: Declaration | None = None
+    node_locked: tuple[Declaration, ...] = ()
+    """The ``engines.node`` of the packages package-lock.json pins (one per distinct range)."""
     java: Declaration | None = None
     """For a pom.xml; None when it names no release (then the oldest JDK there is serves)."""
     rust: Declaration | None = None
@@ -150,6 +154,24 @@ def _node_declaration(workspace: Path) -> Declaration | None:
     if isinstance(engines, dict) and isinstance(engines.get("node"), str):
         return Declaration("package.json engines.node", engines["node"])
     return None
+
+
+def _locked_node_engines(workspace: Path) -> tuple[Declaration, ...]:
+    """Each distinct ``engines.node`` of the packages the lockfile pins (npm's lockfile v2 and v3 record
+    them), with the first package that asks for it; optional packages are left out (npm skips them
+    where they cannot install)."""
+    try:
+        lock = json.loads((workspace / "package-lock.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()  # none, or one npm ci will refuse with its own message
+    packages = lock.get("packages") if isinstance(lock, dict) else None
+    found: dict[str, Declaration] = {}
+    for name, entry in (packages.items() if isinstance(packages, dict) else ()):
+        engines = entry.get("engines") if isinstance(entry, dict) and name and not entry.get("optional") else None
+        spec = engines.get("node") if isinstance(engines, dict) else None
+        if isinstance(spec, str) and spec.strip() and spec not in found:
+            found[spec] = Declaration(f"package-lock.json {name.rpartition('node_modules/')[2]} engines.node", spec)
+    return tuple(found.values())
 
 
 def _python_declaration(workspace: Path) -> Declaration | None:
@@ -318,7 +340,8 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
     """
     maven, cargo = (workspace / "pom.xml").is_file(), (workspace / "Cargo.toml").is_file()
     return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace),
-                            go=_go_declaration(workspace), java=_java_declaration(workspace) if maven else None,
+                            go=_go_declaration(workspace), node_locked=_locked_node_engines(workspace),
+                            java=_java_declaration(workspace) if maven else None,
                             rust=_rust_declaration(workspace) if cargo else None, maven=maven, cargo=cargo)
 
 
@@ -344,11 +367,15 @@ def _node_range(declaration: Declaration, available: list[str]) -> str:
     return spec
 
 
-def pick_node_version(declaration: Declaration, available: list[str], base_version: str | None) -> str | None:
+def pick_node_version(declaration: Declaration | None, available: list[str], base_version: str | None,
+                      locked: tuple[Declaration, ...] = ()) -> str | None:
     """The node version to judge with: None when the base image's node already satisfies.
 
     Otherwise the newest release of the *oldest* major that satisfies: the
-    version the project promises to support first, patched.
+    version the project promises to support first, patched. ``locked`` are the locked packages'
+    ``engines.node``: met too where a release meets them all with the declaration (engines are
+    advisory to npm, so when none does, the declaration alone decides; a range node-semver cannot
+    read is passed over).
 
     Example:
         >>> versions = ["18.20.4", "20.19.5", "20.20.2", "22.23.5", "24.1.0"]
@@ -358,23 +385,31 @@ def pick_node_version(declaration: Declaration, available: list[str], base_versi
         '22.23.5'
         >>> pick_node_version(Declaration("package.json engines.node", ">=18.18"), versions, "18.20.4") is None
         True
+        >>> eslint = Declaration("package-lock.json eslint engines.node", "^20.19.0 || ^22.13.0 || >=24")
+        >>> pick_node_version(Declaration("package.json engines.node", ">=18.18"), versions, "18.20.4", (eslint,))
+        '20.20.2'
     """
     # Imported where used: it compiles its patterns at import (20 ms), and every evaluation imports
     # this module, most only to learn that they need no node of their own.
     import nodesemver
 
     releases = [v for v in available if re.fullmatch(r"\d+\.\d+\.\d+", v)]
-    wanted = _node_range(declaration, releases)
-    if base_version and nodesemver.satisfies(base_version, wanted, loose=True):
-        return None
-    by_major: dict[int, list[str]] = {}
-    for version in releases:
-        by_major.setdefault(int(version.split(".")[0]), []).append(version)
-    for major in sorted(by_major):
-        best = nodesemver.max_satisfying(by_major[major], wanted, loose=True)
-        if best:
-            return str(best)
-    newest = max(by_major) if by_major else "none"
+    wanted = [_node_range(declaration, releases)] if declaration is not None else []
+    readable = [d.spec for d in locked if nodesemver.valid_range(d.spec, loose=True) is not None]
+    for ranges in ([*wanted, *readable], wanted) if readable else (wanted,):
+        def meets(version: str, ranges: list[str] = ranges) -> bool:
+            return all(nodesemver.satisfies(version, spec, loose=True) for spec in ranges)
+
+        if base_version and meets(base_version):
+            return None
+        by_major: dict[int, list[str]] = {}
+        for version in releases:
+            by_major.setdefault(int(version.split(".")[0]), []).append(version)
+        for major in sorted(by_major):
+            best = [v for v in by_major[major] if meets(v)]
+            if best:
+                return max(best, key=lambda v: tuple(map(int, v.split("."))))
+    newest = max((int(v.split(".")[0]) for v in releases), default="none")
     raise RuntimeUnavailable(f"{declaration}: no node release satisfies it (the registry offers "
                              f"node up to {newest}.x, the base image has {base_version})")
 

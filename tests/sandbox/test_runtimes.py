@@ -201,3 +201,29 @@ def test_a_jdk_or_rustc_nothing_here_has_is_an_environment_error_naming_the_decl
         pick_suite(declared_runtimes(tmp_path))
     assert message in str(raised.value)
     assert isinstance(raised.value, InfrastructureError)
+
+
+def _lock(ws, packages: dict) -> None:
+    (ws / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": {
+        "": {"name": "app", "engines": {"node": ">=18"}}, **packages}}))
+
+
+def test_the_locked_packages_engines_are_met_with_the_projects_declaration(tmp_path):
+    """A project that says >=18 whose locked eslint needs ^20.19 runs on node 20, which meets both."""
+    _write(tmp_path, "package.json", json.dumps({"engines": {"node": ">=18"}}))
+    _lock(tmp_path, {"node_modules/eslint": {"version": "10.0.0", "engines": {"node": "^20.19.0 || ^22.13.0 || >=24"}},
+                     "node_modules/fsevents": {"optional": True, "engines": {"node": ">=99"}},  # npm skips it here
+                     "node_modules/odd": {"engines": {"node": "not a range"}}})
+    runtimes = declared_runtimes(tmp_path)
+    assert [str(d) for d in runtimes.node_locked] == [  # the project's own entry is package.json's declaration
+        "package-lock.json eslint engines.node '^20.19.0 || ^22.13.0 || >=24'",
+        "package-lock.json odd engines.node 'not a range'"]
+    assert pick_node_version(runtimes.node, VERSIONS, "18.20.4", runtimes.node_locked) == "20.20.2"
+    # a lockfile alone, with no declaration of the project's, still decides
+    assert pick_node_version(None, VERSIONS, "18.20.4", runtimes.node_locked) == "20.20.2"
+
+
+def test_locked_engines_nothing_meets_together_leave_the_declaration_to_decide(tmp_path):
+    _lock(tmp_path, {"node_modules/a": {"engines": {"node": "<17"}}, "node_modules/b": {"engines": {"node": ">=22"}}})
+    locked = declared_runtimes(tmp_path).node_locked
+    assert pick_node_version(Declaration("package.json engines.node", ">=18"), VERSIONS, "18.20.4", locked) is None
