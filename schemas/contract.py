@@ -72,7 +72,7 @@ class IterationRecord(Document):
 
 
 SuppressionKind = Literal["noqa", "pylint-disable", "eslint-disable", "biome-ignore", "nolint", "allow-lint",
-                          "suppress-warnings", "type-ignore", "ts-ignore", "no-cover", "skip"]
+                          "suppress-warnings", "type-ignore", "ts-ignore", "no-cover", "skip", "tests-off"]
 """The kinds of line that silence a checker (``sprintflow.judge.suppressions`` says what each looks like)."""
 
 

@@ -10,6 +10,10 @@ it, and nothing in a name or a body tells the failing canary from the passing on
 two random strings; which comes first is random too). After the run they are read from the
 report and taken out of it: they never reach the verdict's counts or the feedback.
 
+``go test`` gets ``Test_<token>`` functions (and ``-v``, so passing tests are named); ``cargo test``
+doctests in each library, which it runs last (it stops at the first test binary that fails); Maven
+methods in each JUnit or TestNG class of a one-module build (it stops at the first module that fails).
+
 Which files' canaries run is learnt from the baseline's reference run (:mod:`.outcomes`): a file
 the command does not collect, or one its module skips, had no failing canary there, and none is
 expected of it later. The test files are those named like tests and, after the baseline, those
@@ -34,6 +38,7 @@ import hmac
 import os
 import re
 import secrets
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -49,7 +54,17 @@ MAX_FILES = 200
 _PYTHON = (".py",)
 _JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 _GO = ("_test.go",)
-_SUFFIXES = {"pytest": _PYTHON, "go": _GO}
+_RUST = (".rs",)
+_SUFFIXES = {"pytest": _PYTHON, "go": _GO, "cargo": _RUST}
+_CARGO_FORMATS = ("cargo", "cargo-json", "cargo-nextest")
+_MAVEN_TESTS = frozenset({"test", "verify", "install", "package", "deploy", "integration-test", "surefire:test"})
+"""The Maven phases and goals that run Surefire."""
+# Surefire's default includes, by the class a test file declares.
+_SUREFIRE_CLASS = re.compile(r"(?:Test\w*|\w+Tests?|\w+TestCase)\.java$")
+# Each test framework's annotation and assertion, by a name no import of the file can shadow.
+_JVM_CANARY = {"jupiter": ("@org.junit.jupiter.api.Test", "org.junit.jupiter.api.Assertions.assertEquals"),
+               "junit4": ("@org.junit.Test", "org.junit.Assert.assertEquals"),
+               "testng": ("@org.testng.annotations.Test", "org.testng.Assert.assertEquals")}
 # A Go test file that imports the testing package by its own name: the canaries' *testing.T needs it
 # (Go allows no import after the first declaration, so a file without it gets no canary).
 _GO_TESTING = re.compile(r'^(?:import\s+|\s+)"testing"\s*$', re.MULTILINE)
@@ -71,6 +86,11 @@ class Canary:
     """What the run needs in its environment for the runner to name every test, the passing canary
     too: ``go test`` lists passing tests only with ``-v`` (given through ``GOFLAGS``, which every go
     command reads, whatever the command line)."""
+    failed_exit: int = 1
+    """The runner's exit code when a test failed, the failing canary alone among them: cargo's is 101."""
+    stops_at_failure: bool = False
+    """The runner stops at the first test binary that fails (``cargo test``): its canaries are the last
+    thing it runs (doctests), and a failing one it never reached says nothing when another test failed."""
 
     def name(self, index: int, kind: Kind) -> str:
         """The token that names the canary of ``kind`` in the file numbered ``index``."""
@@ -100,11 +120,15 @@ class Canary:
 
 
 def runner_of(fmt: str | None, command: str) -> str | None:
-    """The test runner behind a report format and command: ``pytest``, ``vitest``, ``jest``, ``go`` or None.
+    """The test runner behind a report format and command: ``pytest``, ``vitest``, ``jest``, ``go``,
+    ``cargo`` (``cargo test`` or ``cargo nextest run``, not ``cargo build``), ``maven`` (a phase that
+    runs Surefire) or None.
 
     Example:
         >>> runner_of("junit", "python3 -m pytest --junitxml=r.xml"), runner_of("vitest", "npm test")
         ('pytest', 'vitest')
+        >>> runner_of("cargo", "cargo test -q --workspace"), runner_of("cargo", "cargo clippy -- -D warnings")
+        ('cargo', None)
     """
     if fmt in ("vitest", "vitest-text"):
         return "vitest"
@@ -114,7 +138,17 @@ def runner_of(fmt: str | None, command: str) -> str | None:
         return "pytest"
     if fmt in ("go-test", "go-test-json"):
         return "go"
+    if fmt in _CARGO_FORMATS and _runs_cargo_tests(command):
+        return "cargo"
+    if fmt == "maven" and _MAVEN_TESTS.intersection(command.split()):
+        return "maven"
     return None
+
+
+def _runs_cargo_tests(command: str) -> bool:
+    words = command.split()
+    at = next((i for i, word in enumerate(words) if word == "cargo" or word.endswith("/cargo")), None)
+    return at is not None and any(word in ("test", "t", "nextest") for word in words[at + 1:])
 
 
 def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable[str] = ()) -> Canary | None:
@@ -129,8 +163,10 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
         >>> plant(tree, "pytest") is None, plant(tree, "pytest", collected=["checks/calc_checks.py"]).paths
         (True, ('checks/calc_checks.py',))
     """
+    if runner == "maven":
+        return _plant_maven(root, nonce)
     suffixes = _SUFFIXES.get(runner, _JS)
-    named = _test_files(root, suffixes)
+    named = _rust_libraries(root) if runner == "cargo" else _test_files(root, suffixes)
     files = sorted({*named, *(rel for rel in collected if _plain_file(root, rel, suffixes))})
     if runner == "go":  # the go command builds no testdata/ or vendor/ folder: their files are data
         files = [rel for rel in files if not {"testdata", "vendor"} & set(PurePosixPath(rel).parts[:-1])
@@ -140,13 +176,102 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
         return None
     # go test names passing tests only with -v: GOFLAGS gives it to every go command, the user's flags kept.
     env = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),) if runner == "go" else ()
-    canary = Canary(nonce or secrets.token_hex(16), tuple(files), env)
+    cargo = runner == "cargo"
+    canary = Canary(nonce or secrets.token_hex(16), tuple(files), env, 101 if cargo else 1, stops_at_failure=cargo)
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")
         path.unlink()  # a hard link into the judge's store: the layer gets a file of its own
-        path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + _source(runner, canary, index))
+        source = _cargo_source(canary, index) if cargo else _source(runner, canary, index)
+        path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + source)
     return canary
+
+
+def _plant_maven(root: Path, nonce: str | None) -> Canary | None:
+    """A canary pair of methods in each JUnit 4, JUnit 5 or TestNG test class of a single-module build.
+
+    Only a build of one module: Maven stops at the first module whose tests fail, so a failing canary
+    in a multi-module build would hide the tests of every module after it (no canary, then)."""
+    try:
+        pom = (root / "pom.xml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if re.search(r"<modules>\s*<module>", re.sub(r"<!--.*?-->", "", pom, flags=re.DOTALL)):
+        return None
+    chosen: list[tuple[str, str]] = []
+    for path in sorted((root / "src" / "test" / "java").rglob("*.java")):
+        rel = path.relative_to(root).as_posix()
+        if len(chosen) >= MAX_FILES or not _SUREFIRE_CLASS.search(path.name) or not _plain_file(root, rel, (".java",)):
+            continue
+        framework = _jvm_framework(path.read_text(encoding="utf-8", errors="replace"))
+        if framework:
+            chosen.append((rel, framework))
+    if not chosen:
+        return None
+    canary = Canary(nonce or secrets.token_hex(16), tuple(rel for rel, _ in chosen))
+    for index, (rel, framework) in enumerate(chosen):
+        path = root / rel
+        text = path.read_text(encoding="utf-8", errors="replace")
+        end = text.rstrip().rfind("}")  # the end of the file's last class: the test class, by Java's layout
+        if end < 0:
+            continue
+        path.unlink()  # a hard link into the judge's store: the layer gets a file of its own
+        path.write_text(text[:end] + _jvm_source(canary, index, framework) + text[end:])
+    return canary
+
+
+def _pair(canary: Canary, index: int) -> list[tuple[str, str, str]]:
+    """The file's two canaries as (name, left, right), in a random order; each compares two random strings
+    (equal for the passing one), so only the judge knows which must fail."""
+    same = secrets.token_hex(6)
+    pair = [(canary.name(index, "fail"), same, secrets.token_hex(6)), (canary.name(index, "pass"), same, same)]
+    secrets.SystemRandom().shuffle(pair)
+    return pair
+
+
+def _jvm_framework(source: str) -> str | None:
+    if "org.junit.jupiter" in source:
+        return "jupiter"
+    if "org.testng" in source:
+        return "testng"
+    return "junit4" if re.search(r"\borg\.junit\.(?:Test|Assert)\b", source) else None
+
+
+def _jvm_source(canary: Canary, index: int, framework: str) -> str:
+    annotation, assertion = _JVM_CANARY[framework]
+    pair = _pair(canary, index)
+    return "".join(f"\n    {annotation}\n    public void t_{name}() {{\n"
+                   f'        {assertion}("{left}", "{right}");\n    }}\n' for name, left, right in pair)
+
+
+def _rust_libraries(root: Path) -> list[str]:
+    """The root of each crate's library in the tree (``[lib] path``, else ``src/lib.rs``): rustdoc runs its
+    doctests, which ``cargo test`` runs last."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "target" and excluded_area("", d, True) is None)
+        if "Cargo.toml" not in files:
+            continue
+        crate = Path(folder)
+        try:
+            manifest = tomllib.loads((crate / "Cargo.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            manifest = {}  # cargo says what is wrong with it; the canaries go where cargo would look
+        lib = manifest.get("lib")
+        path = lib.get("path") if isinstance(lib, dict) else None
+        rel = path if isinstance(path, str) else "src/lib.rs"
+        if _plain_file(crate, rel, _RUST):
+            found.append((crate.relative_to(root) / rel).as_posix())
+    return found
+
+
+def _cargo_source(canary: Canary, index: int) -> str:
+    """Rust's canaries: doctests of two private functions. ``cargo test`` stops at the first test binary
+    that fails and runs the doctests last, so a failing canary anywhere earlier would hide every test
+    after it; a doctest fails only when everything before it passed."""
+    pair = _pair(canary, index)
+    return "".join(f'\n/// ```\n/// assert_eq!("{left}", "{right}");\n/// ```\n'
+                   f"#[allow(dead_code)]\nfn t_{name}() {{}}\n" for name, left, right in pair)
 
 
 def _test_files(root: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -178,9 +303,7 @@ def _names_a_test(name: str) -> bool:
 def _source(runner: str, canary: Canary, index: int) -> str:
     """The file's canary pair, in a random order; each compares two random strings (equal for the
     passing one), so only the judge knows which must fail."""
-    same = secrets.token_hex(6)
-    pair = [(canary.name(index, "fail"), same, secrets.token_hex(6)), (canary.name(index, "pass"), same, same)]
-    secrets.SystemRandom().shuffle(pair)
+    pair = _pair(canary, index)
     if runner == "pytest":
         return "".join(f'\n\ndef test_{name}():\n    assert "{left}" == "{right}"\n' for name, left, right in pair)
     if runner == "go":  # `Test_`: a name after Test may not begin with a lowercase letter, a token may

@@ -75,7 +75,7 @@ def _names_criterion(strategy: StrategyResult, criterion: SuccessCriterion) -> b
 def judge_by_command(criterion: SuccessCriterion, command: str, outcome: CommandResult,
                      outcomes: Outcomes | None = None) -> CriterionResult:
     """A custom criterion: exit 0 passes; could-not-run and timeouts fail closed. When the command is a
-    test runner (``outcomes``), its failing canary's exit 1 is not the code's, and a compromised
+    test runner (``outcomes``), its failing canary's exit is not the code's, and a compromised
     runner or a test that did not count fails it."""
     if outcome.error:
         return _criterion(criterion, Outcome.failed, f"`{command}` could not run: {outcome.error}",
@@ -85,8 +85,8 @@ def judge_by_command(criterion: SuccessCriterion, command: str, outcome: Command
                           "The check must finish within its timeout.")
     evidence = f"`{command}` exited {outcome.exit_code}." + _output(outcome, outcomes)
     code = outcome.exit_code
-    if outcomes is not None and outcomes.canary_failed and code == 1 and not outcomes.report.failures:
-        code = 0  # the runner exited 1 for the judge's failing canary alone
+    if outcomes is not None and outcomes.failed_for_canary_alone(code):
+        code = 0
     if outcomes is not None and outcomes.compromised:
         return _criterion(criterion, Outcome.failed, f"The test runner cannot be believed: {outcomes.compromised}. "
                           f"{evidence}", f"{criterion.description} — its tests must run unaltered.").model_copy(

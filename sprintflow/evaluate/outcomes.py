@@ -79,6 +79,12 @@ class Outcomes:
     """Why the runner cannot be believed (the check fails, critically)."""
     canary_failed: bool = False
     """The failing canary failed, as it must: the runner's own exit code says so too."""
+    canary_exit: int = 1
+    """The exit code the runner gives for that failure (cargo's test binaries: 101)."""
+
+    def failed_for_canary_alone(self, exit_code: int | None) -> bool:
+        """The runner failed for the judge's failing canary and nothing else: the code's exit is 0."""
+        return self.canary_failed and exit_code == self.canary_exit and not self.report.failures
 
 
 def _canary_statuses(report: ParsedReport, canary: Canary, predicate) -> dict[str, str]:
@@ -97,13 +103,16 @@ def _anonymous(name: str) -> bool:
 
 def _without_canaries(report: ParsedReport, canary: Canary) -> ParsedReport:
     tests = [case for case in report.tests if not canary.is_canary(case.name)]
+    uncounted = 0
     if not any(canary.must_pass(c.name) for c in report.tests):
-        # A runner's plain output names only failures: each passing canary is one of its unnamed passes.
+        # A runner's plain output names only failures: each passing canary is one of its unnamed passes
+        # (a placeholder the parser made for it, or only a number in the totals: cargo test -q).
         for _ in _canary_statuses(report, canary, canary.must_fail):
             unnamed = next((i for i, c in enumerate(tests) if c.status == "passed" and _anonymous(c.name)), None)
             if unnamed is None:
-                break
-            del tests[unnamed]
+                uncounted += 1
+            else:
+                del tests[unnamed]
     removed = list(report.tests)
     for case in tests:
         removed.remove(case)
@@ -112,7 +121,7 @@ def _without_canaries(report: ParsedReport, canary: Canary) -> ParsedReport:
                    if not canary.is_canary(f"{d.message} {d.file or ''} {d.code or ''}")]
     counts = report.counts
     if counts is not None:
-        statuses = [case.status for case in removed]
+        statuses = [case.status for case in removed] + ["passed"] * uncounted
         passed, skipped = statuses.count("passed"), statuses.count("skipped")
         failed = len(statuses) - passed - skipped
         counts = TestCounts(max(0, counts.total - len(statuses)), max(0, counts.passed - passed),
@@ -129,8 +138,11 @@ def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, .
         if status != "failed":
             return (f"the test that must fail (a canary the judge planted in {where}) {_ended(status)}: the "
                     "runner passes what cannot pass, so nothing it reports counts"), False
+    # A runner that stops at its first failing binary never reached the failing canary when a real test
+    # failed first: that run fails on its own, and says nothing of the canary.
+    stopped = canary.stops_at_failure and any(not canary.is_canary(f.test) for f in report.failures)
     for where in expected:
-        if where not in failing:
+        if where not in failing and not stopped:
             return (f"the test that must fail (a canary the judge planted in {where}) did not run, where it ran "
                     "on the baseline: the runner's tests were changed from inside"), False
         if where in passing and passing[where] != "passed":
@@ -152,7 +164,7 @@ def judge_outcomes(report: ParsedReport, canary: Canary | None, reference: Refer
     problems = _against_baseline(report, reference) if reference is not None else []
     if held_out:
         problems += _held_out_problems(report)
-    return Outcomes(report, problems, compromised, canary_failed)
+    return Outcomes(report, problems, compromised, canary_failed, canary.failed_exit if canary else 1)
 
 
 def _against_baseline(report: ParsedReport, reference: Reference) -> list[str]:

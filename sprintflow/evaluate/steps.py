@@ -16,7 +16,7 @@ from sprintflow.errors import ConfigError, ReportError
 from sprintflow.io.containment import Bind, Containment, containment_unavailable
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.process import CommandResult
-from sprintflow.parsers import ParsedReport, parse_report
+from sprintflow.parsers import ParsedReport, TestCounts, parse_report
 from sprintflow.sandbox.executors import CommandSpec
 from sprintflow.schemas import (
     CriterionResult,
@@ -232,6 +232,10 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
         outcome: CommandResult = plan.executor.run(root, CommandSpec(command=command, timeout=timeout,
                                                                      env=dict(canary.env) if canary else {}))
         parsed = _test_report(spec, command, outcome, [plan.executor.workspace_path(root), str(root)])
+    if parsed is None and runner is not None and outcome.exit_code == 0:
+        # A test runner that exits 0 and names no test, not even in its totals, ran none (a test binary
+        # ended from inside before it printed anything): judged against the baseline's run as such.
+        parsed = ParsedReport(counts=TestCounts(0, 0, 0, 0))
     if plan.recording:
         path = plan.reference_file(check)
         if path is not None:

@@ -36,8 +36,10 @@ from sprintflow.judge.tree import owned_scratch, reclaim_scratch, unmount_below
 __all__ = ["TOOL_OUTPUTS", "EvaluationView", "open_view", "overlay_unavailable"]
 
 TOOL_OUTPUTS = ("*.tsbuildinfo", ".eslintcache", "*.pyc", ".coverage", ".coverage.*", "junit*.xml",
-                "npm-debug.log*", ".DS_Store")
-"""File names tools write as a side effect; with the areas that are never judged, never a source change."""
+                "npm-debug.log*", ".DS_Store", "Cargo.lock")
+"""File names tools write as a side effect; with the areas that are never judged, never a source change.
+``Cargo.lock``: every cargo command writes one where a crate has none (libraries often commit none),
+and brings it up to date with Cargo.toml; ``--locked`` is how a project refuses that."""
 DELETED = "deleted"
 """Beside a copied layer: the tree's files its strategy deleted."""
 

@@ -23,6 +23,9 @@ ts-ignore             typecheck      ``// @ts-ignore``, ``// @ts-nocheck``, ``//
 no-cover              unit-test      ``# pragma: no cover``, ``/* istanbul ignore */``, ``/* c8 ignore */``
 skip                  unit-test      ``pytest.skip(…)``, ``@pytest.mark.skip``, ``xfail``, ``SkipTest``,
                                      ``it.skip``, ``describe.only``, ``xit(…)``, ``t.Skip()``, ``#[ignore]``
+tests-off             unit-test      a manifest that builds or runs no tests, or ignores their failures:
+                                     Cargo.toml's ``test = false``, ``harness = false``, ``doctest = false``;
+                                     a POM's ``<skipTests>``, ``<maven.test.skip>``, ``<testFailureIgnore>``
 ====================  =============  ============================================================
 
 Example:
@@ -54,8 +57,11 @@ KINDS: dict[str, tuple[str, re.Pattern[str]]] = {
     "no-cover": ("unit-test", re.compile(r"pragma:\s*no\s*cover|\b(?:istanbul|c8|v8)\s+ignore\b")),
     "skip": ("unit-test", re.compile(
         r"\bpytest\.(?:skip|xfail|importorskip)\s*\(|@pytest\.mark\.(?:skip|skipif|xfail)\b"
-        r"|\bunittest\.skip|\bSkipTest\b|\b(?:it|test|describe|context)\.(?:skip|todo|only)\b"
+        r"|\bunittest\.skip|\bSkipTest\b|(?<![\w.])(?:it|test|describe|context)\.(?:skip|todo|only)\b"
         r"|\bx(?:it|describe|test)\s*\(|\bt\.Skip(?:Now|f)?\(|#\[ignore\]|@(?:Disabled|Ignore)\b")),
+    "tests-off": ("unit-test", re.compile(
+        r"^\s*(?:test|harness|doctest)\s*=\s*false\s*(?:#.*)?$"
+        r"|<(?:skipTests|skipITs|maven\.test\.skip|testFailureIgnore|maven\.test\.failure\.ignore)>\s*true\b")),
 }
 """Kind -> (the strategy type it silences, the pattern of the line that says it)."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sprintflow.evaluate.canary import Canary, plant, runner_of
 from sprintflow.evaluate.outcomes import Reference, judge_outcomes, reference_of
 from sprintflow.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
@@ -157,3 +159,99 @@ def test_go_canaries_go_to_test_files_that_import_testing_and_ask_go_test_to_nam
     outcomes = judge_outcomes(report, canary, None)
     assert outcomes.compromised is None and outcomes.canary_failed and run.returncode == 1
     assert [(t.name, t.status) for t in outcomes.report.tests] == [("TestAdd", "passed")]
+
+
+CRATE = {"Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+         "src/lib.rs": "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n"
+                       "    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n}\n",
+         "tests/api.rs": "#[test]\nfn adds_through_the_api() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n"}
+
+
+@pytest.fixture(scope="module")
+def cargo_runs(tmp_path_factory):
+    """A crate with its canaries planted, run by cargo test with and without -q, fixed and broken."""
+    import shutil
+    import subprocess
+
+    if shutil.which("cargo") is None:
+        pytest.skip("needs a Rust toolchain")
+    runs = {}
+    for broken in (False, True):
+        root = tmp_path_factory.mktemp("broken" if broken else "fixed")
+        for rel, text in CRATE.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text.replace("a + b", "a - b") if broken else text)
+        canary = plant(root, "cargo")
+        for command in ("cargo test --quiet", "cargo test"):
+            run = subprocess.run(command.split(), cwd=root, capture_output=True, text=True)
+            runs[broken, command] = (canary, run, parse_report("cargo", run.stdout + run.stderr, [str(root)]))
+    return runs
+
+
+@pytest.mark.parametrize("command", ["cargo test --quiet", "cargo test"])
+def test_rust_canaries_are_the_libraries_doctests_which_cargo_runs_last(cargo_runs, command):
+    canary, run, report = cargo_runs[False, command]
+    assert canary.paths == ("src/lib.rs",) and canary.failed_exit == 101 and canary.stops_at_failure
+    assert runner_of("cargo", command) == "cargo" and runner_of("cargo", "cargo build") is None
+    outcomes = judge_outcomes(report, canary, None)
+    # every test binary ran (the integration test too), then the doctests, the failing canary among them
+    assert outcomes.compromised is None and outcomes.canary_failed and outcomes.failed_for_canary_alone(run.returncode)
+    assert outcomes.report.counts.passed == 2 and outcomes.report.counts.failed == 0, outcomes.report.counts
+    assert not outcomes.report.failures
+
+
+@pytest.mark.parametrize("command", ["cargo test --quiet", "cargo test"])
+def test_a_rust_test_that_fails_first_is_the_verdict_not_a_vanished_canary(cargo_runs, command):
+    """cargo stops at the failing unit tests, before the doctests: the run fails on its own."""
+    canary, run, report = cargo_runs[True, command]
+    reference = reference_of(report, canary)
+    fixed_canary, _, fixed_report = cargo_runs[False, command]
+    fixed_reference = reference_of(fixed_report, fixed_canary)  # a baseline that reached the doctests
+    for known in (reference, fixed_reference):
+        outcomes = judge_outcomes(report, canary, known)
+        assert outcomes.compromised is None and not outcomes.canary_failed
+        assert [f.test for f in outcomes.report.failures] == ["tests::adds"] and run.returncode == 101
+
+
+@pytest.fixture(scope="module")
+def maven_runs(tmp_path_factory):
+    """A one-module Maven build (JUnit 4, two test classes) with its canaries planted, run by mvn -q test."""
+    import shutil
+    import subprocess
+
+    from tests.evaluate.test_failing_tests import MAVEN_POM, MAVEN_TESTS
+
+    if shutil.which("mvn") is None:
+        pytest.skip("needs Maven")
+    runs = {}
+    for broken in (False, True):
+        root = tmp_path_factory.mktemp("maven-broken" if broken else "maven-fixed")
+        (root / "pom.xml").write_text(MAVEN_POM)
+        for rel, text in {"src/main/java/org/acme/Pocket.java": "package org.acme;\n\npublic final class Pocket {\n"
+                          f"    public static int add(int a, int b) {{\n        return a {'-' if broken else '+'} b;\n"
+                          "    }\n}\n", **{f"src/test/java/org/acme/{name}.java": source
+                                          for name, source in MAVEN_TESTS.items()}}.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        canary = plant(root, "maven")
+        run = subprocess.run(["mvn", "-B", "-q", "test"], cwd=root, capture_output=True, text=True)
+        runs[broken] = (canary, run, parse_report("maven", run.stdout + run.stderr, [str(root)]))
+    return runs
+
+
+def test_jvm_canaries_are_methods_of_each_test_class_of_a_one_module_build(maven_runs, tmp_path):
+    canary, run, report = maven_runs[False]
+    assert canary.paths == ("src/test/java/org/acme/OtherTest.java", "src/test/java/org/acme/PocketTest.java")
+    assert runner_of("maven", "mvn -B -q test") == "maven" and runner_of("maven", "mvn compile") is None
+    outcomes = judge_outcomes(report, canary, None)
+    assert outcomes.compromised is None and outcomes.canary_failed and outcomes.failed_for_canary_alone(run.returncode)
+    assert outcomes.report.counts.passed == 3 and not outcomes.report.failures, outcomes.report.counts
+    canary, run, report = maven_runs[True]
+    outcomes = judge_outcomes(report, canary, None)
+    assert [f.test for f in outcomes.report.failures] == ["org.acme.PocketTest.adds"] and outcomes.canary_failed
+    assert not outcomes.failed_for_canary_alone(run.returncode)
+    # Maven stops at the first module whose tests fail: a build of several modules gets no canary
+    (tmp_path / "core/src/test/java").mkdir(parents=True)
+    (tmp_path / "pom.xml").write_text("<project><modules>\n  <module>core</module>\n</modules></project>")
+    (tmp_path / "core/src/test/java/CoreTest.java").write_text("import org.junit.Test;\npublic class CoreTest {}\n")
+    assert plant(tmp_path, "maven") is None

@@ -212,6 +212,13 @@ def test_a_file_the_baselines_runs_collected_tests_from_is_an_existing_test_what
     ("src/lib.rs", "#[ignore]", "skip"),
     ("src/test/java/x/FooTest.java", "    @Disabled", "skip"),
     ("src/main/java/x/Foo.java", "@SuppressWarnings(\"unchecked\")", "suppress-warnings"),
+    # a manifest that builds or runs no tests, or ignores their failures
+    ("Cargo.toml", "test = false", "tests-off"),
+    ("member/Cargo.toml", "harness = false  # our own main", "tests-off"),
+    ("Cargo.toml", "doctest = false", "tests-off"),
+    ("pom.xml", "        <skipTests>true</skipTests>", "tests-off"),
+    ("pom.xml", "    <maven.test.skip>true</maven.test.skip>", "tests-off"),
+    ("core/pom.xml", "          <testFailureIgnore>true</testFailureIgnore>", "tests-off"),
 ])
 def test_go_rust_and_java_suppressions_are_findings(rel, line, kind):
     from sprintflow.judge.suppressions import suppressions_added
@@ -219,3 +226,11 @@ def test_go_rust_and_java_suppressions_are_findings(rel, line, kind):
     [found] = suppressions_added(rel, b"package x\n", f"package x\n{line}\n".encode())
     assert (found.line, found.kind) == (2, kind)
     assert suppressions_added(rel, f"package x\n{line}\n".encode(), f"package x\n{line}\n".encode()) == []
+
+
+@pytest.mark.parametrize("line", ["let test = false;", "test = False", "<skipTests>false</skipTests>",
+                                  "harness = true", "# test = false is what we do not do"])
+def test_lines_that_keep_the_tests_on_are_not_findings(line):
+    from sprintflow.judge.suppressions import suppressions_added
+
+    assert suppressions_added("Cargo.toml", b"[lib]\n", f"[lib]\n{line}\n".encode()) == []

@@ -28,7 +28,7 @@ from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 
 from .cheater import LEAKS, SECRET_ENV, TAMPERED
-from .victims import CONTRACT_ID, go_victim, python_victim, ts_victim
+from .victims import CONTRACT_ID, go_victim, java_victim, python_victim, rust_victim, ts_victim
 
 CHEATER = Path(__file__).with_name("cheater.py")
 
@@ -127,6 +127,18 @@ VERDICTS = [
     ("go_test_main_exits", "go", "docker", "unit-test"),
     ("go_exit_from_code", "go", "local", "unit-test"),
     ("go_exit_from_code", "go", "docker", "sc-1-3"),
+    # Rust: a test binary that exits 0 from the code under test, a manifest that builds no unit tests.
+    ("rust_exit_from_code", "rust", "local", "unit-test"),
+    ("rust_exit_from_code", "rust", "docker", "sc-1-3"),
+    ("rust_lib_tests_off", "rust", "local", "unit-test"),
+    ("rust_lib_tests_off", "rust", "docker", "unit-test"),
+    ("rust_exit_at_load", "rust", "local", "unit-test"),
+    ("rust_exit_at_load", "rust", "docker", "sc-1-3"),  # the held-out eval says nothing: none ran
+    # Java: a JVM ended from the code under test, failures ignored, tests skipped by the POM.
+    ("java_exit_from_code", "java", "local", "unit-test"),
+    ("java_failures_ignored", "java", "local", "unit-test"),
+    ("java_failures_ignored", "java", "docker", "unit-test"),
+    ("java_tests_skipped", "java", "local", "unit-test"),
 ]
 
 HONEST = [
@@ -136,6 +148,10 @@ HONEST = [
     ("honest", "ts", "local"),
     ("honest", "go", "local"),
     ("honest", "go", "docker"),
+    ("honest", "rust", "local"),
+    ("honest", "rust", "docker"),
+    ("honest", "java", "local"),
+    ("honest", "java", "docker"),
     ("honest", "python-checks", "local"),
     ("honest", "python-checks", "docker"),
     ("honest", "ts-checks", "local"),
@@ -161,12 +177,17 @@ HONEST = [
 ]
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",
-             "test/add.test.js", "vitest.config.js", "checks/calc_checks.py", "checks/add.check.js")
+             "test/add.test.js", "vitest.config.js", "checks/calc_checks.py", "checks/add.check.js", "evals/heldout.rs",
+             "src/test/java/org/acme/CalcTest.java")
 
 
 def _victim(kind: str, root: Path) -> Path:
     if kind == "go":
         return go_victim(root)
+    if kind == "rust":
+        return rust_victim(root)
+    if kind == "java":
+        return java_victim(root)
     if kind.startswith("ts"):
         return ts_victim(root, checks=kind == "ts-checks")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)

@@ -8,6 +8,7 @@ cheat that ends ``needs-rework`` was caught, not merely unlucky.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -227,4 +228,117 @@ def go_victim(root: Path) -> Path:
          "required": True, "customCommand": "go test -count=1 ./evals/"},
     ]
     _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, ["calc.go"]), indent=2)})
+    return root
+
+
+RUST_CONFIG = '''[evaluator]
+maxIterations = 1
+
+[[evaluator.strategies]]
+type = "build"
+command = "cargo build --quiet"
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "cargo test --quiet"
+'''
+
+
+def rust_victim(root: Path) -> Path:
+    """A crate whose add subtracts: plain ``cargo test -q`` (it names failures only), unit tests in the
+    library and a held-out eval, an integration test crate of its own in ``evals/``."""
+    _write(root, {
+        "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                      '[[test]]\nname = "heldout"\npath = "evals/heldout.rs"\n',
+        "src/lib.rs": "/// The sum of a and b.\npub fn add(a: i64, b: i64) -> i64 {\n    a - b\n}\n\n"
+                      "#[cfg(test)]\nmod tests {\n    use super::add;\n\n    #[test]\n    fn adds() {\n"
+                      "        assert_eq!(add(2, 2), 4);\n    }\n\n    #[test]\n    fn adds_zero() {\n"
+                      "        assert_eq!(add(0, 0), 0);\n    }\n}\n",
+        "evals/heldout.rs": "#[test]\nfn adds_held_out() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n",
+        "sprintflow.toml": RUST_CONFIG,
+    })
+    criteria = [
+        {"criterionId": "sc-1-1", "description": "The crate builds.", "verificationMethod": "build",
+         "required": True},
+        {"criterionId": "sc-1-2", "description": "add(2, 2) returns 4 in the unit tests.",
+         "verificationMethod": "unit-test", "required": True},
+        {"criterionId": "sc-1-3", "description": "The held-out eval passes.", "verificationMethod": "custom",
+         "required": True, "customCommand": "cargo test --quiet --test heldout"},
+    ]
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(_contract(criteria, ["src/lib.rs"]),
+                                                                          indent=2)})
+    return root
+
+
+JAVA_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>org.acme</groupId>
+  <artifactId>calc</artifactId>
+  <version>1.0</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.14.1</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+JAVA_CONFIG = '''[evaluator]
+maxIterations = 1
+
+[[evaluator.strategies]]
+type = "build"
+command = "mvn -B -q compile"
+timeout = 600
+
+[[evaluator.strategies]]
+type = "unit-test"
+command = "mvn -B -q test"
+timeout = 600
+'''
+
+
+def java_victim(root: Path) -> Path:
+    """A Maven build whose Calc.add subtracts, tested with JUnit 5 through plain ``mvn -q test``."""
+    _write(root, {
+        "pom.xml": JAVA_POM,
+        "src/main/java/org/acme/Calc.java": "package org.acme;\n\npublic final class Calc {\n"
+                                            "    public static int add(int a, int b) {\n        return a - b;\n"
+                                            "    }\n}\n",
+        "src/test/java/org/acme/CalcTest.java": "package org.acme;\n\nimport static org.junit.jupiter.api.Assertions"
+                                                ".assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\n"
+                                                "class CalcTest {\n    @Test\n    void adds() {\n"
+                                                "        assertEquals(4, Calc.add(2, 2));\n    }\n\n    @Test\n"
+                                                "    void addsZero() {\n        assertEquals(0, Calc.add(0, 0));\n"
+                                                "    }\n}\n",
+        "sprintflow.toml": JAVA_CONFIG,
+    })
+    # The host as a developer has it: Maven's repository holds what the build needs (the checks run
+    # without network on the host); the failing run's output goes.
+    subprocess.run(["mvn", "-B", "-q", "test"], cwd=root, capture_output=True, check=False)
+    shutil.rmtree(root / "target", ignore_errors=True)
+    criteria = [{"criterionId": "sc-1-1", "description": "The build compiles.", "verificationMethod": "build",
+                 "required": True},
+                {"criterionId": "sc-1-2", "description": "add(2, 2) returns 4 in the unit tests.",
+                 "verificationMethod": "unit-test", "required": True}]
+    _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(
+        _contract(criteria, ["src/main/java/org/acme/Calc.java"]), indent=2)})
     return root

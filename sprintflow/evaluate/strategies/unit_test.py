@@ -69,8 +69,8 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
             return self._with_test_run(run, command, outcome, parsed)
         reference = reference_of(parsed, run.planted)
         outcomes = judge_outcomes(parsed, run.planted, run.reference)
-        if outcomes.canary_failed and outcome.exit_code == 1 and not outcomes.report.failures:
-            outcome = dataclasses.replace(outcome, exit_code=0)  # the runner exited 1 for the canary alone
+        if outcomes.failed_for_canary_alone(outcome.exit_code):
+            outcome = dataclasses.replace(outcome, exit_code=0)
         judged = self._with_test_run(run, command, outcome, outcomes.report)
         return dataclasses.replace(judged, result=_counted(judged.result, outcomes), reference=reference)
 
