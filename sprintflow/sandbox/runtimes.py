@@ -8,7 +8,10 @@ the files the ecosystems' own tools read:
   ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do); and the locked
   dependencies too: every ``engines.node`` package-lock.json records (a project saying ``>=18`` whose
   locked eslint needs ``^20.19`` runs on a node 20 that meets both, as npm's warnings ask);
-* python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``;
+* python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``; and the locked
+  dependencies too: every version a requirements file pins (``name==1.2``) must have a file on the
+  package index that installs on the release's python (a project saying ``>=3.10`` that pins Django 6.0,
+  which needs 3.12, runs on Debian trixie's 3.13; :func:`pin_installs`);
 * Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line;
 * Java: ``.java-version``, ``.sdkmanrc``'s ``java=``, then ``pom.xml``'s ``maven.compiler.release``,
   ``maven.compiler.target``, ``java.version`` property or the compiler plugin's ``<release>``;
@@ -38,7 +41,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sprintflow.errors import InfrastructureError
+from sprintflow.errors import InfrastructureError, SprintflowError
+from sprintflow.io.confine import read_confined
+
+from .dependencies import requirement_files
 
 __all__ = [
     "DEBIAN_JDKS",
@@ -47,6 +53,7 @@ __all__ = [
     "DEFAULT_GO",
     "Declaration",
     "DeclaredRuntimes",
+    "PythonPin",
     "RuntimeUnavailable",
     "declared_runtimes",
     "pick_go_version",
@@ -54,6 +61,7 @@ __all__ = [
     "pick_node_version",
     "pick_python_suite",
     "pick_suite",
+    "pin_installs",
 ]
 
 DEBIAN_PYTHONS = {"3.11": "bookworm", "3.13": "trixie"}
@@ -61,6 +69,8 @@ DEBIAN_PYTHONS = {"3.11": "bookworm", "3.13": "trixie"}
 
 _SUITE_PYTHONS = {suite: version for version, suite in DEBIAN_PYTHONS.items()}
 
+DEBIAN_GLIBC = {"bookworm": (2, 36), "trixie": (2, 41)}
+"""Each release's glibc: which manylinux wheels its python installs."""
 DEBIAN_JDKS = {"bookworm": (17,), "trixie": (21, 25)}
 """The OpenJDK feature releases each Debian release packages (``openjdk-N-jdk-headless``, with its maven)."""
 
@@ -99,6 +109,21 @@ class Declaration:
 
 
 @dataclass(frozen=True)
+class PythonPin:
+    """One version a requirements file pins: pip installs exactly it, or fails."""
+
+    name: str
+    version: str
+    source: str
+    """Where it is pinned: ``requirements.txt line 3``."""
+    marker: str | None = None
+    """Its environment marker (``python_version < "3.12"``): it is installed only where that holds."""
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.name}=={self.version}"
+
+
+@dataclass(frozen=True)
 class DeclaredRuntimes:
     """What a workspace declares; None where it declares nothing."""
 
@@ -115,6 +140,8 @@ class DeclaredRuntimes:
     """A pom.xml: the sandbox needs a JDK and Maven."""
     cargo: bool = False
     """A Cargo.toml: the sandbox needs rustc and cargo."""
+    python_pins: tuple[PythonPin, ...] = ()
+    """The exact versions the requirements files pin (the setup step installs them)."""
 
 
 def _first_line(path: Path) -> str | None:
@@ -190,6 +217,71 @@ def _python_declaration(workspace: Path) -> Declaration | None:
         if isinstance(requires, str) and requires.strip():
             return Declaration("pyproject.toml project.requires-python", requires.strip())
     return None
+
+
+_MAX_REQUIREMENTS_BYTES = 1 << 20
+_INCLUDE = re.compile(r"(?:-r|--requirement)(?:\s+|=)(\S+)")
+
+
+def _requirement_pins(workspace: Path) -> tuple[PythonPin, ...]:
+    """Every ``name==version`` the requirements files pin, following their ``-r`` includes inside the
+    workspace; a line pip would read otherwise (an option, a URL, a path, a range) pins nothing here.
+
+    Example:
+        >>> import tempfile
+        >>> ws = Path(tempfile.mkdtemp())
+        >>> _ = (ws / "requirements.txt").write_text("Django==6.0 --hash=sha256:00\\nattrs>=23\\n-r base.txt\\n")
+        >>> _ = (ws / "base.txt").write_text('tomli==2.2.1; python_version < "3.11"  # for 3.10\\n')
+        >>> [str(pin) for pin in _requirement_pins(ws)]
+        ['requirements.txt line 1 django==6.0', 'base.txt line 1 tomli==2.2.1']
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, PythonPin] = {}
+    pending, seen = list(requirement_files(workspace)), set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen or len(seen) >= 50:
+            continue
+        seen.add(name)
+        try:
+            text = read_confined(workspace, name, _MAX_REQUIREMENTS_BYTES).decode("utf-8", errors="replace")
+        except (OSError, SprintflowError):
+            continue  # outside the workspace, not a file: pip's own message will say why
+        for number, line in _logical_lines(text):
+            include = _INCLUDE.fullmatch(line)
+            if include:
+                pending.append((Path(name).parent / include[1]).as_posix())
+                continue
+            try:
+                requirement = Requirement(re.split(r"\s+--?\w", line, maxsplit=1)[0])
+            except InvalidRequirement:
+                continue
+            exact = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
+            if requirement.url is None and len(exact) == 1:
+                key = canonicalize_name(requirement.name)
+                pins.setdefault(key, PythonPin(key, exact[0], f"{name} line {number}",
+                                               str(requirement.marker) if requirement.marker else None))
+    return tuple(pins.values())
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Lines as pip reads them: comments dropped, a trailing backslash joining the next; with the first
+    line's number."""
+    lines: list[tuple[int, str]] = []
+    carried, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = re.sub(r"(^|\s)#.*", "", raw).strip()
+        if not carried:
+            start = number
+        if line.endswith("\\"):
+            carried += line[:-1] + " "
+            continue
+        line, carried = (carried + line).strip(), ""
+        if line:
+            lines.append((start, line))
+    return lines
 
 
 def _go_declaration(workspace: Path) -> Declaration | None:
@@ -342,7 +434,8 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
     return DeclaredRuntimes(node=_node_declaration(workspace), python=_python_declaration(workspace),
                             go=_go_declaration(workspace), node_locked=_locked_node_engines(workspace),
                             java=_java_declaration(workspace) if maven else None,
-                            rust=_rust_declaration(workspace) if cargo else None, maven=maven, cargo=cargo)
+                            rust=_rust_declaration(workspace) if cargo else None, maven=maven, cargo=cargo,
+                            python_pins=_requirement_pins(workspace))
 
 
 def _node_range(declaration: Declaration, available: list[str]) -> str:
@@ -457,6 +550,80 @@ def pick_python_suite(declaration: Declaration | None, base_suite: str = "bookwo
     raise RuntimeUnavailable(f"{declaration}: no Debian release carries a python that satisfies it ({_offer()})")
 
 
+def pin_installs(pin: PythonPin, files: list[dict], suite: str) -> bool:
+    """Whether the index's ``files`` (PEP 691 entries) hold one that pip installs ``pin`` from on ``suite``'s
+    python: a wheel whose tags that CPython on Linux accepts, with its ``requires-python`` met; or an sdist
+    when the release has no platform wheels at all (one that has them but none for this python would be
+    compiled from source, which a test sandbox cannot be expected to do). A pin whose marker excludes
+    that python is not installed there, so it fits.
+
+    Example:
+        >>> pin = PythonPin("numpy", "1.26.4", "requirements.txt line 1")
+        >>> files = [{"filename": "numpy-1.26.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"},
+        ...          {"filename": "numpy-1.26.4.tar.gz", "requires-python": ">=3.9"}]
+        >>> pin_installs(pin, files, "bookworm"), pin_installs(pin, files, "trixie")
+        (True, False)
+        >>> django = [{"filename": "django-6.0-py3-none-any.whl", "requires-python": ">=3.12"}]
+        >>> pin_installs(PythonPin("django", "6.0", "r.txt line 1"), django, "bookworm")
+        False
+    """
+    from packaging.markers import Marker
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+    from packaging.version import InvalidVersion, Version
+
+    python = _SUITE_PYTHONS[suite]
+    if pin.marker and not Marker(pin.marker).evaluate({"python_version": python,
+                                                       "python_full_version": f"{python}.99"}):
+        return True
+    tags, wanted = _wheel_tags(suite), Version(pin.version)
+    platform_wheels = sdist = False
+    for entry in files:
+        filename = str(entry.get("filename", "")) if isinstance(entry, dict) else ""
+        try:
+            if filename.endswith(".whl"):
+                _, version, _, file_tags = parse_wheel_filename(filename)
+            elif filename.endswith((".tar.gz", ".zip")):
+                file_tags = frozenset()
+                _, version = parse_sdist_filename(filename)
+            else:
+                continue
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            continue
+        if version != wanted:
+            continue
+        platform_wheels = platform_wheels or any(tag.platform != "any" for tag in file_tags)
+        requires = entry.get("requires-python")
+        if isinstance(requires, str) and requires.strip() and not _python_satisfies_quietly(python, requires):
+            continue
+        if file_tags & tags:
+            return True
+        sdist = sdist or not file_tags
+    return sdist and not platform_wheels
+
+
+def _python_satisfies_quietly(version: str, spec: str) -> bool:
+    """As :func:`_python_satisfies`, with an index's unreadable ``requires-python`` (pip ignores it) met."""
+    try:
+        return _python_satisfies(version, spec)
+    except RuntimeUnavailable:
+        return True
+
+
+def _wheel_tags(suite: str) -> frozenset:
+    """The wheel tags ``suite``'s CPython accepts on this machine (manylinux up to the release's glibc)."""
+    import platform
+
+    from packaging.tags import compatible_tags, cpython_tags
+
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+    glibc = DEBIAN_GLIBC[suite]
+    platforms = [f"manylinux_{glibc[0]}_{minor}_{arch}" for minor in range(glibc[1], 4, -1)]
+    platforms += [f"manylinux{alias}_{arch}" for alias in ("2014", "2010", "1")] + [f"linux_{arch}"]
+    version = tuple(int(part) for part in _SUITE_PYTHONS[suite].split("."))
+    return frozenset([*cpython_tags(version, platforms=platforms),
+                      *compatible_tags(version, f"cp{version[0]}{version[1]}", platforms)])
+
+
 def _offer() -> str:
     return "available: " + ", ".join(f"python {v} ({s})" for v, s in DEBIAN_PYTHONS.items())
 
@@ -478,13 +645,21 @@ def _requirements(runtimes: DeclaredRuntimes) -> list[tuple[str, Callable[[str],
     return found
 
 
-def pick_suite(runtimes: DeclaredRuntimes, base_suite: str = "bookworm") -> str:
+def pick_suite(runtimes: DeclaredRuntimes, base_suite: str = "bookworm",
+               pins_fit: Callable[[str], bool] | None = None) -> str:
     """The Debian release whose python, JDK and rustc meet every declaration at once, the base's first.
+
+    ``pins_fit(suite)`` says whether every pinned requirement installs on the release's python
+    (:func:`pin_installs`): met too where a release meets it with the
+    declarations; where none does, the declarations alone decide (pip then says which pin fails).
 
     Example:
         >>> pick_suite(DeclaredRuntimes(None, None, java=Declaration("pom.xml java.version", "17"), maven=True))
         'bookworm'
         >>> pick_suite(DeclaredRuntimes(None, None, cargo=True))
+        'trixie'
+        >>> pick_suite(DeclaredRuntimes(None, Declaration("pyproject.toml project.requires-python", ">=3.10")),
+        ...            pins_fit=lambda suite: suite == "trixie")
         'trixie'
         >>> pick_suite(DeclaredRuntimes(None, Declaration(".python-version", "3.11"), cargo=True))
         Traceback (most recent call last):
@@ -493,7 +668,13 @@ def pick_suite(runtimes: DeclaredRuntimes, base_suite: str = "bookworm") -> str:
 .python-version '3.11' needs bookworm; a Cargo.toml (no rust-version) needs trixie
     """
     needs = [(what, [suite for suite in _SUITE_PYTHONS if fits(suite)]) for what, fits in _requirements(runtimes)]
-    for suite in (base_suite, *(suite for suite in _SUITE_PYTHONS if suite != base_suite)):
+    order = (base_suite, *(suite for suite in _SUITE_PYTHONS if suite != base_suite))
+    if pins_fit is not None:
+        pinned = [suite for suite in order if pins_fit(suite)]
+        chosen = next((suite for suite in pinned if all(suite in fitting for _, fitting in needs)), None)
+        if chosen:
+            return chosen
+    for suite in order:
         if all(suite in fitting for _, fitting in needs):
             return suite
     raise RuntimeUnavailable("no Debian release meets every declaration at once: " + "; ".join(

@@ -91,3 +91,22 @@ def test_goproxy_names_the_proxy_and_direct_or_off_are_no_proxy(monkeypatch):
     assert downloads.go_proxy_url() == "https://goproxy.example/mirror"
     monkeypatch.setenv("GOPROXY", "off")
     assert downloads.go_proxy_url() == "https://proxy.golang.org"
+
+
+def test_the_index_says_which_release_the_pins_install_on_and_its_answer_is_kept(cache, monkeypatch):
+    """Against PyPI itself: Django 6.0 needs python 3.12, so only trixie's 3.13 installs it."""
+    from sprintflow.sandbox.runtimes import PythonPin
+
+    pins = (PythonPin("django", "6.0", "requirements.txt line 1"),
+            PythonPin("attrs", "25.3.0", "requirements.txt line 2"),
+            PythonPin("no-such-project-sprintflow-test", "1.0", "requirements.txt line 3"))  # cannot tell: fits
+    fit = downloads.pins_fit(pins)
+    assert (fit("bookworm"), fit("trixie")) == (False, True)
+    assert (cache / "pypi" / "django.json").is_file()
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing answers there
+    again = downloads.pins_fit(pins)
+    assert (again("bookworm"), again("trixie")) == (False, True)  # the day's answer, without the index
+    for page in (cache / "pypi").glob("*.json"):
+        page.unlink()
+    unreachable = downloads.pins_fit(pins)
+    assert unreachable("bookworm") and unreachable("trixie")  # an index that cannot tell decides nothing

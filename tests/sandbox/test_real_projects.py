@@ -228,3 +228,25 @@ def test_a_python_from_another_debian_release(docker_ready, tmp_path):
     result = executor.run(workspace, CommandSpec("python --version && pytest -q -p no:cacheprovider", timeout=120))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.stdout.startswith("Python 3.13.") and "10 passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_pin_that_needs_a_newer_python_than_the_declaration_gets_it(docker_ready, tmp_path):
+    """``requires-python >= 3.10`` with Django 6.0 pinned (it needs 3.12): bookworm's 3.11 would fail pip
+    install in the setup step; the index says trixie's 3.13 installs the pin, so the sandbox has that."""
+    from sprintflow.sandbox.executors import CommandSpec, DockerExecutor
+    from sprintflow.sandbox.prepare import with_project_sandbox
+
+    workspace = tmp_path / "pinned"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text('[project]\nname = "pinned"\nversion = "0.1"\n'
+                                              'requires-python = ">=3.10"\n[tool.setuptools]\npy-modules = []\n')
+    (workspace / "requirements.txt").write_text("django==6.0\n")
+    (workspace / "test_django.py").write_text("import django\n\n\ndef test_pinned():\n"
+                                              "    assert django.VERSION[:2] == (6, 0)\n")
+    progress: list[str] = []
+    executor = with_project_sandbox(DockerExecutor(), workspace, progress=progress.append)
+    assert "Debian trixie's python" in progress[-1] and "1 pinned requirement checked" in progress[-1]
+    result = executor.run(workspace, CommandSpec("python --version && pytest -q -p no:cacheprovider", timeout=120))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("Python 3.13.") and "1 passed" in result.stdout

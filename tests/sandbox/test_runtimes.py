@@ -9,11 +9,17 @@ import pytest
 from sprintflow.errors import ConfigError, InfrastructureError
 from sprintflow.sandbox.runtimes import (
     Declaration,
+    DeclaredRuntimes,
+    PythonPin,
     RuntimeUnavailable,
     declared_runtimes,
     pick_node_version,
     pick_python_suite,
+    pick_suite,
+    pin_installs,
 )
+
+from .projects import FIXTURES
 
 VERSIONS = ["16.20.2", "18.20.4", "18.20.8", "20.0.0", "20.19.5", "20.20.2", "21.7.3", "22.23.5", "24.1.0",
             "24.22.3", "25.0.0-rc.1"]
@@ -227,3 +233,76 @@ def test_locked_engines_nothing_meets_together_leave_the_declaration_to_decide(t
     _lock(tmp_path, {"node_modules/a": {"engines": {"node": "<17"}}, "node_modules/b": {"engines": {"node": ">=22"}}})
     locked = declared_runtimes(tmp_path).node_locked
     assert pick_node_version(Declaration("package.json engines.node", ">=18"), VERSIONS, "18.20.4", locked) is None
+
+
+def test_the_pins_of_requirements_files_are_read_as_pip_reads_them(tmp_path):
+    _write(tmp_path, "requirements.txt", "\n".join([
+        "# the app",
+        "Django==6.0 \\",
+        "    --hash=sha256:1cc2 \\",
+        "    --hash=sha256:7b0c",
+        "attrs>=23  # a range pins nothing",
+        "numpy==2.*",
+        "-e .",
+        "--index-url https://pypi.org/simple",
+        "requests @ https://example.org/requests-2.0.tar.gz",
+        "tomli===2.2.1 ; python_version < '3.11'",
+        "--requirement=requirements/base.txt",
+        "-r ../outside.txt",
+        "not a requirement ==",
+        "Django==5.0",  # pip would refuse the conflict; the first pin is the one told
+    ]) + "\n")
+    (tmp_path / "requirements").mkdir()
+    _write(tmp_path / "requirements", "base.txt", "six==1.17.0\n-r ../requirements.txt\n")  # a cycle
+    (tmp_path.parent / "outside.txt").write_text("leaked==1.0\n")
+    pins = declared_runtimes(tmp_path).python_pins
+    assert [str(pin) for pin in pins] == ["requirements.txt line 2 django==6.0",
+                                          "requirements.txt line 10 tomli==2.2.1",
+                                          "requirements/base.txt line 1 six==1.17.0"]
+    assert pins[1].marker == 'python_version < "3.11"'
+
+
+def test_hostile_requirements_files_pin_nothing_and_never_block(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "requirements.txt")  # pip would block on it; the setup step is told of no file
+    (tmp_path / "test-requirements.txt").write_bytes(  # a lone surrogate, as bytes no UTF-8 decoder accepts
+        b"-r big.txt\n-r fifo\n-r link.txt\nok==1.0\n\xed\xb3\xbf==2\n")
+    (tmp_path / "big.txt").write_bytes(b"x==1\n" * (1 << 19))  # over the megabyte read
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link.txt").symlink_to("/etc/passwd")
+    (tmp_path / "dev-requirements.txt").write_bytes(b"\xff\xfe==1\nbinary\x00==2\n")
+    assert [str(pin) for pin in declared_runtimes(tmp_path).python_pins] == ["test-requirements.txt line 4 ok==1.0"]
+
+
+def _index(name: str) -> list[dict]:
+    """The files PyPI's JSON simple API listed for the project (recorded, only the versions used here)."""
+    return json.loads((FIXTURES / "pypi" / f"{name}.json").read_text())["files"]
+
+
+@pytest.mark.parametrize("name, version, marker, suites", [
+    ("numpy", "1.26.4", None, {"bookworm"}),  # wheels up to cp312: 3.13 would build it from source
+    ("numpy", "2.3.0", None, {"bookworm", "trixie"}),
+    ("django", "6.0", None, {"trixie"}),  # requires-python >= 3.12, on its wheel and its sdist
+    ("django", "6.0", "python_version >= '3.13'", {"bookworm", "trixie"}),  # not installed on 3.11
+    ("attrs", "25.3.0", None, {"bookworm", "trixie"}),
+    ("attrs", "0.0.1", None, set()),  # a version the index does not have
+])
+def test_a_pin_fits_the_releases_whose_python_the_index_has_a_file_for(name, version, marker, suites):
+    pin = PythonPin(name, version, "requirements.txt line 1", marker)
+    assert {suite for suite in ("bookworm", "trixie") if pin_installs(pin, _index(name), suite)} == suites
+
+
+def test_the_pins_choose_the_release_where_the_declaration_leaves_it_open():
+    """A project saying >=3.10 that pins Django 6.0 (3.12 or later) gets trixie's 3.13, as pip would need."""
+    django = (PythonPin("django", "6.0", "requirements.txt line 1"),)
+
+    def fit(suite: str) -> bool:
+        return all(pin_installs(pin, _index(pin.name), suite) for pin in django)
+
+    open_ended = DeclaredRuntimes(None, Declaration("pyproject.toml project.requires-python", ">=3.10"),
+                                  python_pins=django)
+    assert pick_suite(open_ended) == "bookworm"  # the declaration alone
+    assert pick_suite(open_ended, pins_fit=fit) == "trixie"
+    exact = DeclaredRuntimes(None, Declaration(".python-version", "3.11"), python_pins=django)
+    assert pick_suite(exact, pins_fit=fit) == "bookworm"  # nothing meets both: the declaration decides
