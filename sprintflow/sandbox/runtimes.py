@@ -6,8 +6,8 @@ the files the ecosystems' own tools read:
 
 * node: ``.nvmrc``, ``.node-version``, ``package.json`` ``volta.node``, then
   ``package.json`` ``engines.node`` (first found wins, as nvm, fnm and volta do); and the locked
-  dependencies too: every ``engines.node`` package-lock.json records (a project saying ``>=18`` whose
-  locked eslint needs ``^20.19`` runs on a node 20 that meets both, as npm's warnings ask);
+  dependencies too: every ``engines.node`` package-lock.json or pnpm-lock.yaml records (a project saying
+  ``>=18`` whose locked eslint needs ``^20.19`` runs on a node 20 that meets both, as npm's warnings ask);
 * python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``; and the locked
   dependencies too: every version a requirements file pins (``name==1.2``) must have a file on the
   package index that installs on the release's python (a project saying ``>=3.10`` that pins Django 6.0,
@@ -183,22 +183,59 @@ def _node_declaration(workspace: Path) -> Declaration | None:
     return None
 
 
+_MAX_LOCKFILE_BYTES = 64 << 20
+
+
 def _locked_node_engines(workspace: Path) -> tuple[Declaration, ...]:
-    """Each distinct ``engines.node`` of the packages the lockfile pins (npm's lockfile v2 and v3 record
-    them), with the first package that asks for it; optional packages are left out (npm skips them
-    where they cannot install)."""
-    try:
-        lock = json.loads((workspace / "package-lock.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ()  # none, or one npm ci will refuse with its own message
-    packages = lock.get("packages") if isinstance(lock, dict) else None
+    """Each distinct ``engines.node`` of the packages the lockfile pins, with the first package that asks
+    for it: package-lock.json (npm's lockfile v2 and v3 record them) or pnpm-lock.yaml; optional packages
+    are left out (the installers skip them where they cannot install). yarn.lock records no engines."""
     found: dict[str, Declaration] = {}
-    for name, entry in (packages.items() if isinstance(packages, dict) else ()):
+    for lockfile, (name, entry) in [*_npm_lock_packages(workspace), *_pnpm_lock_packages(workspace)]:
         engines = entry.get("engines") if isinstance(entry, dict) and name and not entry.get("optional") else None
         spec = engines.get("node") if isinstance(engines, dict) else None
         if isinstance(spec, str) and spec.strip() and spec not in found:
-            found[spec] = Declaration(f"package-lock.json {name.rpartition('node_modules/')[2]} engines.node", spec)
+            found[spec] = Declaration(f"{lockfile} {name} engines.node", spec)
     return tuple(found.values())
+
+
+def _lockfile(workspace: Path, name: str, parse: Callable[[bytes], object]) -> dict:
+    try:
+        data = parse(read_confined(workspace, name, _MAX_LOCKFILE_BYTES))
+    except (OSError, ValueError, SprintflowError):
+        return {}  # none, or one the installer will refuse with its own message
+    return data if isinstance(data, dict) else {}
+
+
+def _npm_lock_packages(workspace: Path) -> list[tuple[str, tuple[str, object]]]:
+    packages = _lockfile(workspace, "package-lock.json", json.loads).get("packages")
+    return [("package-lock.json", (str(key).rpartition("node_modules/")[2], entry))
+            for key, entry in (packages.items() if isinstance(packages, dict) else ())]
+
+
+def _pnpm_name(key: str) -> str:
+    """``@esbuild/linux-x64@0.28.2`` and lockfile 6's ``/vite@7.3.8(picomatch@4.0.7)``: the package's name."""
+    bare = key.split("(")[0].lstrip("/")
+    return bare.rpartition("@")[0] or bare
+
+
+def _pnpm_lock_packages(workspace: Path) -> list[tuple[str, tuple[str, object]]]:
+    """pnpm-lock.yaml's ``packages`` (``name@version`` keys; lockfile 6 writes ``/name@version``), with
+    lockfile 9's ``snapshots`` saying which are optional."""
+    import yaml
+
+    def parse(data: bytes) -> object:
+        try:
+            return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe: plain data only
+        except yaml.YAMLError as exc:
+            raise ValueError(str(exc)) from None
+
+    lock = _lockfile(workspace, "pnpm-lock.yaml", parse)
+    packages, snapshots = lock.get("packages"), lock.get("snapshots")
+    optional = {str(key).split("(")[0] for key, entry in (snapshots.items() if isinstance(snapshots, dict) else ())
+                if isinstance(entry, dict) and entry.get("optional")}
+    return [("pnpm-lock.yaml", (_pnpm_name(str(key)), {**entry, "optional": entry.get("optional") or key in optional}))
+            for key, entry in (packages.items() if isinstance(packages, dict) else ()) if isinstance(entry, dict)]
 
 
 def _python_declaration(workspace: Path) -> Declaration | None:

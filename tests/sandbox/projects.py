@@ -15,6 +15,9 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
   (``go mod download``), a library with three module dependencies, pinned by its go.sum;
 * ``either``: the either 1.15.0 crate from crates.io, a library that declares ``rust-version = 1.63``
   and whose Cargo.lock pins serde_json for its tests;
+* ``tiny-pnpm``, ``tiny-yarn``: our small vitest libraries (``tests/fixtures/sandbox``), installed on the host
+  with pnpm 9.15.9 and yarn 1.22.22 as their ``packageManager`` pins (from the npm registry, into the
+  machine's ``/tmp``), as a developer who uses them has them;
 * ``commons-cli``: Apache Commons CLI 1.9.0 from Maven Central, a Maven build with the commons-parent
   72 parent (JUnit 5, RAT, japicmp …), put together as its repository has it from the artifacts Central
   serves: the POM, the ``-sources`` and ``-test-sources`` jars as ``src/main/java`` and ``src/test/java``,
@@ -35,7 +38,9 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from sprintflow.io.files import file_lock
@@ -135,6 +140,27 @@ def _prepare_commons_cli(target: Path) -> None:
                     path.write_bytes(archive.read(name))
 
 
+PACKAGE_MANAGERS = ("pnpm@9.15.9", "yarn@1.22.22")
+
+
+def host_tools_bin() -> Path:
+    """pnpm and yarn as a developer who uses them has them on PATH (installed once per machine), under /tmp:
+    a contained command sees what its PATH names there, while sprintflow's caches under HOME are hidden."""
+    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools"
+    root.mkdir(parents=True, exist_ok=True)
+    with file_lock(root / ".lock"):
+        if not all((root / "bin" / spec.split("@")[0]).exists() for spec in PACKAGE_MANAGERS):
+            _run(_npm("install", "-g", "--prefix", str(root), *PACKAGE_MANAGERS), root)
+    return root / "bin"
+
+
+def _prepare_installed_with(manager: str) -> Callable[[Path], None]:
+    def prepare(target: Path) -> None:
+        shutil.copytree(FIXTURES / f"tiny-{manager}", target)
+        _run([str(host_tools_bin() / manager), "install", "--frozen-lockfile"], target)
+    return prepare
+
+
 def _set_up_python_host(project: Path) -> None:
     """What a developer does on the host: a virtualenv in the project, the project installed editable."""
     _run([sys.executable, "-m", "venv", ".venv"], project)
@@ -142,7 +168,8 @@ def _set_up_python_host(project: Path) -> None:
 
 
 _PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome,
-            "color": _prepare_color, "either": _prepare_either, "commons-cli": _prepare_commons_cli}
+            "color": _prepare_color, "either": _prepare_either, "commons-cli": _prepare_commons_cli,
+            "tiny-pnpm": _prepare_installed_with("pnpm"), "tiny-yarn": _prepare_installed_with("yarn")}
 
 
 def pristine(name: str) -> Path:

@@ -20,7 +20,7 @@ from sprintflow.flows.evaluate import evaluate_flow
 from sprintflow.orchestration.runs import run_flow
 from sprintflow.schemas import EvalResult
 
-from .projects import project_copy
+from .projects import host_tools_bin, project_copy
 
 pytestmark = pytest.mark.docker
 
@@ -91,6 +91,19 @@ type = "unit-test"
 command = "cargo test --quiet"
 timeout = 600
 ''',
+    # Plain commands of projects that use pnpm and yarn: each runs the package.json's vitest script.
+    "tiny-pnpm": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "pnpm test"
+timeout = 300
+''',
+    "tiny-yarn": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "yarn test"
+timeout = 300
+''',
     # Apache RAT fails a tree with a file without a licence header, and sprintflow.toml is one: its developers
     # would exclude it in their RAT configuration; here the command skips RAT.
     "commons-cli": '''
@@ -123,8 +136,10 @@ def _verdicts(result: EvalResult) -> dict[str, str]:
 
 
 def _host_path(workspace: Path) -> str:
+    """The developer's PATH: their activated virtualenv, and pnpm and yarn where the project uses them."""
     venv = workspace / ".venv" / "bin"
-    return f"{venv}:{os.environ['PATH']}" if venv.is_dir() else os.environ["PATH"]
+    tools = [str(host_tools_bin())] if workspace.name in ("tiny-pnpm", "tiny-yarn") else []
+    return ":".join([*([str(venv)] if venv.is_dir() else []), *tools, os.environ["PATH"]])
 
 
 @pytest.mark.parametrize("name, methods", [
@@ -134,6 +149,8 @@ def _host_path(workspace: Path) -> str:
     ("color", ["lint", "unit-test"]),
     ("either", ["lint", "unit-test"]),
     ("commons-cli", ["unit-test"]),
+    ("tiny-pnpm", ["unit-test"]),
+    ("tiny-yarn", ["unit-test"]),
 ])
 def test_same_verdict_in_docker_as_on_the_host(prefect_harness, docker_ready, tmp_path, monkeypatch,
                                                name, methods):
@@ -192,17 +209,23 @@ def _fault(workspace: Path, rel: str, find: str, replace: str) -> None:
     # Debian's OpenJDK 17 and Maven, offline, with what the setup step downloaded
     ("commons-cli", "mvn -B -q test -Drat.skip=true", "src/main/java/org/apache/commons/cli/Option.java",
      "        return longOption != null;", "        return longOption == null;"),
+    # node 20 from the registry (pnpm-lock.yaml's vite needs ^20.19; the yarn project says >=20), pnpm and
+    # yarn at the versions packageManager pins
+    ("tiny-pnpm", "pnpm test", "src/even.js", "% 2 === 0", "% 2 === 1"),
+    ("tiny-yarn", "yarn test", "src/even.js", "% 2 === 0", "% 2 === 1"),
 ])
-def test_a_failing_rust_or_maven_test_is_told_alike_in_docker_and_on_the_host(prefect_harness, docker_ready,
-                                                                             tmp_path, name, command, rel, find,
-                                                                             replace):
+def test_a_failing_test_is_told_alike_in_docker_and_on_the_host(prefect_harness, docker_ready, tmp_path,
+                                                                monkeypatch, name, command, rel, find, replace):
     workspace = project_copy(name, tmp_path)
     (workspace / "sprintflow.toml").write_text(
         f'[[evaluator.strategies]]\ntype = "unit-test"\ncommand = "{command}"\ntimeout = 900\n')
     _fault(workspace, rel, find, replace)
     contract = _contract(workspace, ["unit-test"])
 
-    local = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False, iteration=1)
+    with monkeypatch.context() as host:
+        host.setenv("PATH", _host_path(workspace))
+        local = run_flow(evaluate_flow, str(workspace), str(contract), executor="local", use_cache=False,
+                         iteration=1)
     docker = run_flow(evaluate_flow, str(workspace), str(contract), executor="docker", use_cache=False, iteration=2)
 
     def failures(result: EvalResult) -> list[tuple]:

@@ -306,3 +306,39 @@ def test_the_pins_choose_the_release_where_the_declaration_leaves_it_open():
     assert pick_suite(open_ended, pins_fit=fit) == "trixie"
     exact = DeclaredRuntimes(None, Declaration(".python-version", "3.11"), python_pins=django)
     assert pick_suite(exact, pins_fit=fit) == "bookworm"  # nothing meets both: the declaration decides
+
+
+def test_pnpm_lockfiles_engines_are_met_too(tmp_path):
+    """The fixture's pnpm-lock.yaml pins vite 7 (under vitest), which needs ^20.19: node 18 would crash."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "tiny-pnpm", tmp_path / "ws")
+    locked = declared_runtimes(tmp_path / "ws").node_locked
+    assert "pnpm-lock.yaml vite engines.node '^20.19.0 || >=22.12.0'" in [str(d) for d in locked]
+    assert pick_node_version(None, VERSIONS, "18.20.4", locked) == "20.20.2"
+
+
+def test_a_pnpm_lockfile_6_key_and_an_optional_snapshot(tmp_path):
+    _write(tmp_path, "pnpm-lock.yaml", "\n".join([
+        "lockfileVersion: '9.0'",
+        "packages:",
+        "  /old@1.0.0(peer@2.0.0):",  # lockfile 6's key, with a peer suffix
+        "    engines: {node: '>=16'}",
+        "  '@scope/fsevents@2.3.3':",
+        "    engines: {node: '>=99'}",
+        "snapshots:",
+        "  '@scope/fsevents@2.3.3':",
+        "    optional: true",
+    ]) + "\n")
+    assert [str(d) for d in declared_runtimes(tmp_path).node_locked] == ["pnpm-lock.yaml old engines.node '>=16'"]
+
+
+@pytest.mark.parametrize("text", [
+    "packages: [unclosed\n",  # not YAML
+    "a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\npackages: *c\n",  # aliases: a list, not a map
+    "!!python/object/apply:os.system ['true']\n",  # the safe loader constructs no objects
+    "- just\n- a list\n",
+])
+def test_a_broken_or_hostile_pnpm_lockfile_records_no_engines(tmp_path, text):
+    _write(tmp_path, "pnpm-lock.yaml", text)
+    assert declared_runtimes(tmp_path).node_locked == ()
