@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -273,3 +276,28 @@ def test_a_pin_that_needs_a_newer_python_than_the_declaration_gets_it(docker_rea
     result = executor.run(workspace, CommandSpec("python --version && pytest -q -p no:cacheprovider", timeout=120))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.stdout.startswith("Python 3.13.") and "1 passed" in result.stdout
+
+
+@pytest.mark.parametrize("name, commands", [
+    ("either", {"build": "cargo build --quiet", "unit-test": "cargo test --quiet"}),
+    ("color", {"lint": "go vet ./...", "build": "go build ./...", "unit-test": "go test ./..."}),
+])
+def test_init_then_evaluate_in_docker_passes(prefect_api_url, docker_ready, tmp_path, name, commands):
+    """A Rust crate and a Go module as a newcomer starts: ``sprintflow init`` writes the ecosystem's own
+    commands, and the first contract passes in the project's sandbox (its toolchain, its locked crates or
+    modules, no network)."""
+    workspace = project_copy(name, tmp_path)
+
+    def sprintflow(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sprintflow", *args], capture_output=True, text=True,
+                              env={**os.environ, "PREFECT_API_URL": prefect_api_url}, timeout=1800, check=False)
+
+    assert sprintflow("init", str(workspace)).returncode == 0
+    [contract] = (workspace / ".sprintflow" / "contracts").glob("*.json")
+    judged = sprintflow("evaluate", str(workspace), "--contract", str(contract), "--executor", "docker", "--json")
+    assert judged.returncode == 0, judged.stdout[-3000:] + judged.stderr[-3000:]
+    result = EvalResult.model_validate_json(judged.stdout)
+    written = tomllib.loads((workspace / "sprintflow.toml").read_text())["evaluator"]["strategies"]
+    assert {s["type"]: s["command"] for s in written} == commands
+    assert {s.strategy: s.result.value for s in result.strategy_results} == dict.fromkeys(commands, "pass")
+    assert result.overall_result == "pass" and result.inferred == []
