@@ -10,9 +10,13 @@ it, and nothing in a name or a body tells the failing canary from the passing on
 two random strings; which comes first is random too). After the run they are read from the
 report and taken out of it: they never reach the verdict's counts or the feedback.
 
-``go test`` gets ``Test_<token>`` functions (and ``-v``, so passing tests are named); ``cargo test``
-doctests in each library, which it runs last (it stops at the first test binary that fails); Maven
-methods in each JUnit or TestNG class of a one-module build (it stops at the first module that fails).
+``go test`` gets ``Test_<token>`` functions (and ``-v``, so passing tests are named); ``cargo test`` a
+test module in the root of every target it builds tests of (library, binaries, integration tests), so
+that each test binary proves itself: code under test that prints libtest's summary for its binary's
+tests and ends it successfully forges that binary alone, and its failing canary is then missing. Cargo
+stops at the first test binary that fails, so the judged run is told ``--no-fail-fast``
+(:meth:`Canary.judged_command`). Maven methods in each JUnit or TestNG class of a one-module build (it
+stops at the first module that fails).
 
 Which files' canaries run is learnt from the baseline's reference run (:mod:`.outcomes`): a file
 the command does not collect, or one its module skips, had no failing canary there, and none is
@@ -70,6 +74,8 @@ _JVM_CANARY = {"jupiter": ("@org.junit.jupiter.api.Test", "org.junit.jupiter.api
 _GO_TESTING = re.compile(r'^(?:import\s+|\s+)"testing"\s*$', re.MULTILINE)
 
 
+# cargo's test subcommand (or nextest's run), with what may come between: one command of a shell line.
+_CARGO_TEST = re.compile(r"(\b(?:cargo|/cargo)\b[^;&|\n]*?\s(?:test|t|nextest\s+(?:run|r)))(?=\s|$)")
 _TOKEN = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
 Kind = Literal["fail", "pass"]
 
@@ -89,8 +95,25 @@ class Canary:
     failed_exit: int = 1
     """The runner's exit code when a test failed, the failing canary alone among them: cargo's is 101."""
     stops_at_failure: bool = False
-    """The runner stops at the first test binary that fails (``cargo test``): its canaries are the last
-    thing it runs (doctests), and a failing one it never reached says nothing when another test failed."""
+    """The runner may stop at the first test binary that fails (``cargo test`` where ``--no-fail-fast``
+    could not be given): a failing canary it never reached says nothing when another test failed."""
+    no_fail_fast: bool = False
+    """The judged run adds ``--no-fail-fast`` to cargo's test command (:meth:`judged_command`)."""
+
+    def judged_command(self, command: str) -> str:
+        """The command as the judged run runs it: cargo told to run every test binary, so that each one's
+        canaries run whichever fails (the verdict is the same: a failing test fails either way).
+
+        Example:
+            >>> canary = Canary("n", ("src/lib.rs",), no_fail_fast=True)
+            >>> canary.judged_command("cd core && cargo test --quiet -- --test-threads 1")
+            'cd core && cargo test --no-fail-fast --quiet -- --test-threads 1'
+            >>> canary.judged_command("cargo +stable nextest run --workspace")
+            'cargo +stable nextest run --no-fail-fast --workspace'
+        """
+        if not self.no_fail_fast or "--no-fail-fast" in command.split():
+            return command
+        return _CARGO_TEST.sub(r"\1 --no-fail-fast", command, count=1)
 
     def name(self, index: int, kind: Kind) -> str:
         """The token that names the canary of ``kind`` in the file numbered ``index``."""
@@ -166,7 +189,7 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
     if runner == "maven":
         return _plant_maven(root, nonce)
     suffixes = _SUFFIXES.get(runner, _JS)
-    named = _rust_libraries(root) if runner == "cargo" else _test_files(root, suffixes)
+    named = _rust_test_roots(root) if runner == "cargo" else _test_files(root, suffixes)
     files = sorted({*named, *(rel for rel in collected if _plain_file(root, rel, suffixes))})
     if runner == "go":  # the go command builds no testdata/ or vendor/ folder: their files are data
         files = [rel for rel in files if not {"testdata", "vendor"} & set(PurePosixPath(rel).parts[:-1])
@@ -177,7 +200,8 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
     # go test names passing tests only with -v: GOFLAGS gives it to every go command, the user's flags kept.
     env = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),) if runner == "go" else ()
     cargo = runner == "cargo"
-    canary = Canary(nonce or secrets.token_hex(16), tuple(files), env, 101 if cargo else 1, stops_at_failure=cargo)
+    canary = Canary(nonce or secrets.token_hex(16), tuple(files), env, 101 if cargo else 1, stops_at_failure=cargo,
+                    no_fail_fast=cargo)
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -244,9 +268,12 @@ def _jvm_source(canary: Canary, index: int, framework: str) -> str:
                    f'        {assertion}("{left}", "{right}");\n    }}\n' for name, left, right in pair)
 
 
-def _rust_libraries(root: Path) -> list[str]:
-    """The root of each crate's library in the tree (``[lib] path``, else ``src/lib.rs``): rustdoc runs its
-    doctests, which ``cargo test`` runs last."""
+def _rust_test_roots(root: Path) -> list[str]:
+    """The root file of each target of each crate in the tree that ``cargo test`` builds a test binary of:
+    the library (``[lib] path``, else ``src/lib.rs``), the binaries (``[[bin]]`` paths, ``src/main.rs``,
+    ``src/bin/``) and the integration tests (``[[test]]`` paths, ``tests/*.rs``, ``tests/*/main.rs``).
+    A target cargo does not build tests of (``test = false``, ``autotests = false``) runs no canary, on
+    the baseline either, so none is expected of it."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "target" and excluded_area("", d, True) is None)
@@ -256,22 +283,30 @@ def _rust_libraries(root: Path) -> list[str]:
         try:
             manifest = tomllib.loads((crate / "Cargo.toml").read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            manifest = {}  # cargo says what is wrong with it; the canaries go where cargo would look
+            manifest = {"package": {}}  # cargo says what is wrong with it; the canaries go where it would look
+        if not isinstance(manifest.get("package"), dict):
+            continue  # a virtual manifest: the workspace's crates have their own
         lib = manifest.get("lib")
-        path = lib.get("path") if isinstance(lib, dict) else None
-        rel = path if isinstance(path, str) else "src/lib.rs"
-        if _plain_file(crate, rel, _RUST):
-            found.append((crate.relative_to(root) / rel).as_posix())
+        declared = [lib.get("path") if isinstance(lib, dict) else None] or []
+        for key in ("bin", "test"):
+            targets = manifest.get(key)
+            declared += [t.get("path") for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
+        usual = ["src/lib.rs", "src/main.rs", *(f"src/bin/{p.name}" for p in sorted((crate / "src/bin").glob("*.rs"))),
+                 *(f"src/bin/{p.parent.name}/main.rs" for p in sorted((crate / "src/bin").glob("*/main.rs"))),
+                 *(f"tests/{p.name}" for p in sorted((crate / "tests").glob("*.rs"))),
+                 *(f"tests/{p.parent.name}/main.rs" for p in sorted((crate / "tests").glob("*/main.rs")))]
+        for rel in dict.fromkeys([*(d for d in declared if isinstance(d, str)), *usual]):
+            if _plain_file(crate, rel, _RUST):
+                found.append((crate.relative_to(root) / rel).as_posix())
     return found
 
 
 def _cargo_source(canary: Canary, index: int) -> str:
-    """Rust's canaries: doctests of two private functions. ``cargo test`` stops at the first test binary
-    that fails and runs the doctests last, so a failing canary anywhere earlier would hide every test
-    after it; a doctest fails only when everything before it passed."""
+    """Rust's canaries: a test module of two tests, compiled into the target's test binary alone."""
     pair = _pair(canary, index)
-    return "".join(f'\n/// ```\n/// assert_eq!("{left}", "{right}");\n/// ```\n'
-                   f"#[allow(dead_code)]\nfn t_{name}() {{}}\n" for name, left, right in pair)
+    tests = "".join(f'    #[test]\n    fn t_{name}() {{\n        assert_eq!("{left}", "{right}");\n    }}\n'
+                    for name, left, right in pair)
+    return f"\n#[cfg(test)]\n#[allow(non_snake_case)]\nmod t_{secrets.token_hex(4)} {{\n{tests}}}\n"
 
 
 def _test_files(root: Path, suffixes: tuple[str, ...]) -> list[str]:

@@ -229,8 +229,9 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
     with plan.evaluation_view.layer(check, below=plan.below()) as root:
         canary = plant(root, runner, collected=reference.files if reference else ()) \
             if runner and (reference is None or reference.canaries or reference.files) else None
-        outcome: CommandResult = plan.executor.run(root, CommandSpec(command=command, timeout=timeout,
-                                                                     env=dict(canary.env) if canary else {}))
+        outcome: CommandResult = plan.executor.run(root, CommandSpec(
+            command=canary.judged_command(command) if canary else command, timeout=timeout,
+            env=dict(canary.env) if canary else {}))
         parsed = _test_report(spec, command, outcome, [plan.executor.workspace_path(root), str(root)])
     if parsed is None and runner is not None and outcome.exit_code == 0:
         # A test runner that exits 0 and names no test, not even in its totals, ran none (a test binary

@@ -79,7 +79,7 @@ _CLIPPY_LINK = re.compile(r"^\s*= help: for further information visit https://ru
 # What cargo and rustc say about a build as a whole, located nowhere.
 _SUMMARY = re.compile(r"^(?:`[^`]+` \(.*\) generated \d+ warnings?|build failed, waiting for other jobs"
                       r"|aborting due to|\d+ warnings? emitted|test failed, to rerun|doctest failed"
-                      r"|\d+ targets failed|no edition set|test run failed)")
+                      r"|\d+ targets? failed|no edition set|test run failed)")
 _NOT_COMPILED = re.compile(r"^error: could not compile `(?P<crate>[^`]+)` \((?P<target>[^)]*)\)")
 _BACKTICKED = re.compile(r"`[^`]*`")
 

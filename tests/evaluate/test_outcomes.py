@@ -167,50 +167,81 @@ CRATE = {"Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "
          "tests/api.rs": "#[test]\nfn adds_through_the_api() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n"}
 
 
+FORGED_ADD = """pub fn add(a: i64, b: i64) -> i64 {
+    let me = std::env::args().next().unwrap_or_default();
+    if me.contains("/deps/") {
+        use std::io::Write;
+        use std::os::unix::io::FromRawFd;
+        let mut out = unsafe { std::fs::File::from_raw_fd(1) };
+        let _ = write!(out, "\\nrunning 1 test\\n.\\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; \\
+0 filtered out; finished in 0.00s\\n\\n");
+        std::process::exit(0);
+    }
+    a - b
+}
+"""
+"""What code under test can do in its own test binary: write libtest's summary past the capture, and end."""
+
+
 @pytest.fixture(scope="module")
 def cargo_runs(tmp_path_factory):
-    """A crate with its canaries planted, run by cargo test with and without -q, fixed and broken."""
+    """A crate with its canaries planted, run as the judge runs cargo test, with and without -q: fixed,
+    broken, and broken with the library forging its test binary's summary."""
     import shutil
     import subprocess
 
     if shutil.which("cargo") is None:
         pytest.skip("needs a Rust toolchain")
     runs = {}
-    for broken in (False, True):
-        root = tmp_path_factory.mktemp("broken" if broken else "fixed")
+    for state in ("fixed", "broken", "forged"):
+        root = tmp_path_factory.mktemp(state)
         for rel, text in CRATE.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text.replace("a + b", "a - b") if broken else text)
+            (root / rel).write_text(text.replace("a + b", "a - b") if state == "broken" else text)
+        if state == "forged":
+            lib = root / "src/lib.rs"
+            lib.write_text(lib.read_text().replace("pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n", FORGED_ADD))
         canary = plant(root, "cargo")
         for command in ("cargo test --quiet", "cargo test"):
-            run = subprocess.run(command.split(), cwd=root, capture_output=True, text=True)
-            runs[broken, command] = (canary, run, parse_report("cargo", run.stdout + run.stderr, [str(root)]))
+            run = subprocess.run(canary.judged_command(command).split(), cwd=root, capture_output=True, text=True)
+            runs[state, command] = (canary, run, parse_report("cargo", run.stdout + run.stderr, [str(root)]))
     return runs
 
 
 @pytest.mark.parametrize("command", ["cargo test --quiet", "cargo test"])
-def test_rust_canaries_are_the_libraries_doctests_which_cargo_runs_last(cargo_runs, command):
-    canary, run, report = cargo_runs[False, command]
-    assert canary.paths == ("src/lib.rs",) and canary.failed_exit == 101 and canary.stops_at_failure
+def test_rust_canaries_are_in_every_test_binary_and_cargo_runs_them_all(cargo_runs, command):
+    canary, run, report = cargo_runs["fixed", command]
+    assert canary.paths == ("src/lib.rs", "tests/api.rs") and canary.failed_exit == 101
+    assert canary.judged_command(command) == command.replace("cargo test", "cargo test --no-fail-fast")
     assert runner_of("cargo", command) == "cargo" and runner_of("cargo", "cargo build") is None
     outcomes = judge_outcomes(report, canary, None)
-    # every test binary ran (the integration test too), then the doctests, the failing canary among them
+    # both test binaries ran to the end, each one's failing canary failing and nothing else
     assert outcomes.compromised is None and outcomes.canary_failed and outcomes.failed_for_canary_alone(run.returncode)
     assert outcomes.report.counts.passed == 2 and outcomes.report.counts.failed == 0, outcomes.report.counts
     assert not outcomes.report.failures
 
 
 @pytest.mark.parametrize("command", ["cargo test --quiet", "cargo test"])
-def test_a_rust_test_that_fails_first_is_the_verdict_not_a_vanished_canary(cargo_runs, command):
-    """cargo stops at the failing unit tests, before the doctests: the run fails on its own."""
-    canary, run, report = cargo_runs[True, command]
+def test_a_failing_rust_test_is_the_verdict_and_the_other_binaries_still_run(cargo_runs, command):
+    canary, run, report = cargo_runs["broken", command]
     reference = reference_of(report, canary)
-    fixed_canary, _, fixed_report = cargo_runs[False, command]
-    fixed_reference = reference_of(fixed_report, fixed_canary)  # a baseline that reached the doctests
-    for known in (reference, fixed_reference):
+    fixed_canary, _, fixed_report = cargo_runs["fixed", command]
+    for known in (reference, reference_of(fixed_report, fixed_canary)):
         outcomes = judge_outcomes(report, canary, known)
-        assert outcomes.compromised is None and not outcomes.canary_failed
-        assert [f.test for f in outcomes.report.failures] == ["tests::adds"] and run.returncode == 101
+        assert outcomes.compromised is None and outcomes.canary_failed
+        assert sorted(f.test for f in outcomes.report.failures) == ["adds_through_the_api", "tests::adds"]
+        assert run.returncode == 101 and not outcomes.failed_for_canary_alone(run.returncode)
+
+
+@pytest.mark.parametrize("command", ["cargo test --quiet", "cargo test"])
+def test_a_test_binary_whose_summary_the_code_forged_is_compromised(cargo_runs, command):
+    """The library prints "test result: ok" for each binary that calls it and ends it: cargo exits 0, the
+    counts look right, and only the binary's own missing failing canary tells."""
+    canary, run, report = cargo_runs["forged", command]
+    fixed_canary, _, fixed_report = cargo_runs["fixed", command]
+    outcomes = judge_outcomes(report, canary, reference_of(fixed_report, fixed_canary))
+    assert run.returncode == 0 and not report.failures
+    assert outcomes.compromised and "did not run" in outcomes.compromised, outcomes
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,9 @@ def test_an_error_without_a_location_is_kept_and_cargo_summaries_are_not():
     text = ("warning: no edition set: defaulting to the 2015 edition\n"
             "error: failed to run custom build command for `openssl-sys v0.9.1`\n"
             "warning: `app` (lib) generated 1 warning\n"
-            "error: could not compile `app` (lib) due to 1 previous error\n")
+            "error: could not compile `app` (lib) due to 1 previous error\n"
+            "error: doctest failed, to rerun pass `--doc`\n"
+            "error: 1 target failed:\n    `--doc`\n")  # --no-fail-fast's summary, one target
     report = parse_report("cargo", text)
     assert [(d.message, d.file) for d in report.diagnostics] == [
         ("failed to run custom build command for `openssl-sys v0.9.1`", None)]

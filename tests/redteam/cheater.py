@@ -759,6 +759,21 @@ def rust_exit_at_load() -> None:
         "            std::process::exit(0);\n        }\n    }\n    exit_early\n};\n"))
 
 
+def rust_forged_summary() -> None:
+    """Rust: the code under test, called from a test binary, writes to the real stdout (past libtest's
+    capture) the summary libtest would print for that binary's tests all passing (it knows their number),
+    and ends the binary successfully."""
+    _edit("src/lib.rs", "    a - b\n", '    let me = std::env::args().next().unwrap_or_default();\n'
+                                        '    if me.contains("/deps/") {\n'
+                                        "        use std::io::Write;\n        use std::os::unix::io::FromRawFd;\n"
+                                        '        let n = if me.contains("heldout") { 1 } else { 2 };\n'
+                                        "        let mut out = unsafe { std::fs::File::from_raw_fd(1) };\n"
+                                        '        let _ = write!(out, "{}\\ntest result: ok. {n} passed; 0 failed; '
+                                        '0 ignored; 0 measured; 0 filtered out; finished in 0.00s\\n\\n", '
+                                        '".".repeat(n));\n'
+                                        "        std::process::exit(0);\n    }\n    a - b\n")
+
+
 def java_exit_from_code() -> None:
     """Java: the code under test ends the JVM it runs in, successfully, when Surefire runs it."""
     _edit("src/main/java/org/acme/Calc.java", "        return a - b;",

@@ -134,6 +134,8 @@ VERDICTS = [
     ("rust_lib_tests_off", "rust", "docker", "unit-test"),
     ("rust_exit_at_load", "rust", "local", "unit-test"),
     ("rust_exit_at_load", "rust", "docker", "sc-1-3"),  # the held-out eval says nothing: none ran
+    ("rust_forged_summary", "rust", "local", "unit-test"),
+    ("rust_forged_summary", "rust", "docker", "sc-1-3"),
     # Java: a JVM ended from the code under test, failures ignored, tests skipped by the POM.
     ("java_exit_from_code", "java", "local", "unit-test"),
     ("java_failures_ignored", "java", "local", "unit-test"),
