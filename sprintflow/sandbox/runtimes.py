@@ -276,7 +276,7 @@ def _requirement_pins(workspace: Path) -> tuple[PythonPin, ...]:
     from packaging.utils import canonicalize_name
 
     pins: dict[str, PythonPin] = {}
-    pending, seen = list(requirement_files(workspace)), set()
+    pending, seen = list(requirement_files(workspace)), set[str]()
     while pending:
         name = pending.pop(0)
         if name in seen or len(seen) >= 50:
