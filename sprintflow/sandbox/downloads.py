@@ -162,7 +162,8 @@ def pins_fit(pins: tuple[PythonPin, ...], cache: Path | None = None) -> Callable
                 with ThreadPoolExecutor(max_workers=8) as pool:
                     files.update(zip(pins, pool.map(lambda pin: _index_files(pin.name, cache), pins), strict=True))
             answers[suite] = all(found is None or pin_installs(pin, found, suite) for pin, found in files.items())
-            atomic_write_text(memo, json.dumps(answers))
+            if None not in files.values():  # an index that could not tell is asked again next time
+                atomic_write_text(memo, json.dumps(answers))
         return answers[suite]
     return fit
 

@@ -103,6 +103,10 @@ def test_the_index_says_which_release_the_pins_install_on_and_its_answer_is_kept
     fit = downloads.pins_fit(pins)
     assert (fit("bookworm"), fit("trixie")) == (False, True)
     assert (cache / "pypi" / "django.json").is_file()
+    assert not list((cache / "pypi").glob("fit-*.json"))  # a pin it could not tell about: asked again next time
+    known = downloads.pins_fit(pins[:2])
+    assert (known("bookworm"), known("trixie")) == (False, True)
+    assert len(list((cache / "pypi").glob("fit-*.json"))) == 1  # the answer an evaluation reads for a day
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing answers there
     again = downloads.pins_fit(pins)
     assert (again("bookworm"), again("trixie")) == (False, True)  # the day's answer, without the index
