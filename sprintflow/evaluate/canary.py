@@ -287,7 +287,7 @@ def _rust_test_roots(root: Path) -> list[str]:
         if not isinstance(manifest.get("package"), dict):
             continue  # a virtual manifest: the workspace's crates have their own
         lib = manifest.get("lib")
-        declared = [lib.get("path") if isinstance(lib, dict) else None] or []
+        declared = [lib.get("path") if isinstance(lib, dict) else None]
         for key in ("bin", "test"):
             targets = manifest.get(key)
             declared += [t.get("path") for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
@@ -306,7 +306,7 @@ def _cargo_source(canary: Canary, index: int) -> str:
     pair = _pair(canary, index)
     tests = "".join(f'    #[test]\n    fn t_{name}() {{\n        assert_eq!("{left}", "{right}");\n    }}\n'
                     for name, left, right in pair)
-    return f"\n#[cfg(test)]\n#[allow(non_snake_case)]\nmod t_{secrets.token_hex(4)} {{\n{tests}}}\n"
+    return f"\n#[cfg(test)]\nmod t_{secrets.token_hex(4)} {{\n{tests}}}\n"
 
 
 def _test_files(root: Path, suffixes: tuple[str, ...]) -> list[str]:

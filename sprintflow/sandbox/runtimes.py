@@ -34,6 +34,7 @@ the declaration and what we can offer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tomllib
@@ -191,7 +192,7 @@ def _locked_node_engines(workspace: Path) -> tuple[Declaration, ...]:
     for it: package-lock.json (npm's lockfile v2 and v3 record them) or pnpm-lock.yaml; optional packages
     are left out (the installers skip them where they cannot install). yarn.lock records no engines."""
     found: dict[str, Declaration] = {}
-    for lockfile, (name, entry) in [*_npm_lock_packages(workspace), *_pnpm_lock_packages(workspace)]:
+    for lockfile, name, entry in [*_npm_lock_packages(workspace), *_pnpm_lock_packages(workspace)]:
         engines = entry.get("engines") if isinstance(entry, dict) and name and not entry.get("optional") else None
         spec = engines.get("node") if isinstance(engines, dict) else None
         if isinstance(spec, str) and spec.strip() and spec not in found:
@@ -207,9 +208,9 @@ def _lockfile(workspace: Path, name: str, parse: Callable[[bytes], object]) -> d
     return data if isinstance(data, dict) else {}
 
 
-def _npm_lock_packages(workspace: Path) -> list[tuple[str, tuple[str, object]]]:
+def _npm_lock_packages(workspace: Path) -> list[tuple[str, str, object]]:
     packages = _lockfile(workspace, "package-lock.json", json.loads).get("packages")
-    return [("package-lock.json", (str(key).rpartition("node_modules/")[2], entry))
+    return [("package-lock.json", str(key).rpartition("node_modules/")[2], entry)
             for key, entry in (packages.items() if isinstance(packages, dict) else ())]
 
 
@@ -219,7 +220,7 @@ def _pnpm_name(key: str) -> str:
     return bare.rpartition("@")[0] or bare
 
 
-def _pnpm_lock_packages(workspace: Path) -> list[tuple[str, tuple[str, object]]]:
+def _pnpm_lock_packages(workspace: Path) -> list[tuple[str, str, object]]:
     """pnpm-lock.yaml's ``packages`` (``name@version`` keys; lockfile 6 writes ``/name@version``), with
     lockfile 9's ``snapshots`` saying which are optional."""
     import yaml
@@ -234,7 +235,7 @@ def _pnpm_lock_packages(workspace: Path) -> list[tuple[str, tuple[str, object]]]
     packages, snapshots = lock.get("packages"), lock.get("snapshots")
     optional = {str(key).split("(")[0] for key, entry in (snapshots.items() if isinstance(snapshots, dict) else ())
                 if isinstance(entry, dict) and entry.get("optional")}
-    return [("pnpm-lock.yaml", (_pnpm_name(str(key)), {**entry, "optional": entry.get("optional") or key in optional}))
+    return [("pnpm-lock.yaml", _pnpm_name(str(key)), {**entry, "optional": entry.get("optional") or key in optional})
             for key, entry in (packages.items() if isinstance(packages, dict) else ()) if isinstance(entry, dict)]
 
 
@@ -646,6 +647,7 @@ def _python_satisfies_quietly(version: str, spec: str) -> bool:
         return True
 
 
+@functools.cache
 def _wheel_tags(suite: str) -> frozenset:
     """The wheel tags ``suite``'s CPython accepts on this machine (manylinux up to the release's glibc)."""
     import platform
