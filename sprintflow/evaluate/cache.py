@@ -23,7 +23,8 @@ from sprintflow.schemas import CriterionResult, StrategyConfig, StrategyResult, 
 
 from .plan import EvaluationPlan
 
-__all__ = ["cached_criterion", "cached_outputs", "cached_result", "store_cached_criterion", "store_cached_result"]
+__all__ = ["cached_criterion", "cached_outputs", "cached_result", "finished", "store_cached_criterion",
+           "store_cached_result"]
 
 logger = logging.getLogger("sprintflow.cache")
 
@@ -67,7 +68,7 @@ def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: 
     A build's output (its layer of the evaluation view) is kept beside its result,
     so the strategies that run on it can reuse a cached build too.
     """
-    if result.exit_code is None or "did not finish within" in result.details:
+    if not finished(result):
         return
     outputs = plan.evaluation_view.outputs(plan.layer_of(strategy))
     kept = cached_outputs(plan, strategy)
@@ -80,6 +81,11 @@ def store_cached_result(plan: EvaluationPlan, strategy: StrategyConfig, result: 
         _not_cached(strategy.name, exc)
         _remove_quietly(kept)  # no result without its outputs, nor outputs without their result
         _remove_quietly(_cache_file(plan, strategy))
+
+
+def finished(result: StrategyResult) -> bool:
+    """The command ran and ended on its own: neither could-not-run nor stopped at its deadline."""
+    return result.exit_code is not None and "did not finish within" not in result.details
 
 
 def _criterion_file(plan: EvaluationPlan, criterion: SuccessCriterion, timeout: float) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sprintflow.errors import WorkspaceError
 from sprintflow.evaluate.config import load_project_config
+from sprintflow.judge.caches import ToolCache, tool_cache
 from sprintflow.judge.tree import JudgedTree
 from sprintflow.sandbox.executors import Executor
 from sprintflow.schemas import (
@@ -114,6 +115,14 @@ class EvaluationPlan:
         if self.view is None:
             raise RuntimeError("the evaluation view is opened by the evaluate flow before any strategy runs")
         return self.view
+
+    def tool_cache(self, strategy: StrategyConfig) -> ToolCache | None:
+        """The judge's kept tool cache of ``strategy`` for this tree, when it is a checker that keeps one."""
+        if not self.plugin(strategy).keeps_tool_caches:
+            return None
+        identity = {"strategy": strategy.to_dict(), "command": self.plugin(strategy).command(),
+                    "executor": self.executor.describe(), "image": strategy.image}
+        return tool_cache(self.tree.workspace, self.tree.root, identity)
 
     def plugin(self, strategy: StrategyConfig) -> Strategy:
         """The strategy class that runs ``strategy`` in this project."""

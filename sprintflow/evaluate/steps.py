@@ -30,7 +30,14 @@ from sprintflow.schemas import (
 from sprintflow.testruns.testrun import record_test_run
 
 from .autofix import without_autofix
-from .cache import cached_criterion, cached_outputs, cached_result, store_cached_criterion, store_cached_result
+from .cache import (
+    cached_criterion,
+    cached_outputs,
+    cached_result,
+    finished,
+    store_cached_criterion,
+    store_cached_result,
+)
 from .canary import plant, runner_of
 from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt, skipped_manual
 from .excerpt import combined_output
@@ -96,11 +103,14 @@ def _keep_reference(plan: EvaluationPlan, check: str, judged: Judged) -> None:
 def _judge_in_layer(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
                     layer: str) -> tuple[Judged, list[str]]:
     """The strategy judged in its own layer of the view, and the sources it changed there."""
-    view = plan.evaluation_view
-    with view.layer(layer, below=plan.below(strategy)) as root:
+    view, cache = plan.evaluation_view, plan.tool_cache(strategy)
+    with view.layer(layer, below=plan.below(strategy), seed=cache.seed if cache else None) as root:
         judged = plugin.judge(plan.run_for(strategy, root))
     expected = [*plugin.outputs(plan.source), *judged.planted]
-    return judged, view.changed_sources(layer, expected=expected)
+    changed = view.changed_sources(layer, expected=expected)
+    if cache is not None and not changed and finished(judged.result):
+        cache.keep(view.outputs(layer))  # what a run that ended on its own wrote: the next run starts warm
+    return judged, changed
 
 
 def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy, judged: Judged) -> Judged:
@@ -111,8 +121,7 @@ def _again_if_failed(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Str
     ``evaluator.flakyFails``.
     """
     first = judged.result
-    if (first.result is not Outcome.failed or first.exit_code is None or "did not finish within" in first.details
-            or strategy.type is StrategyType.build):
+    if first.result is not Outcome.failed or not finished(first) or strategy.type is StrategyType.build:
         return judged
     verdict = Outcome.failed if plan.project.evaluator.flaky_fails else Outcome.passed
     for attempt in range(1, plan.project.evaluator.rerun_failures + 1):

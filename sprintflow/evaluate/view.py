@@ -24,7 +24,7 @@ import functools
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,12 +102,14 @@ class EvaluationView:
     """False: each layer is a copy of the tree (see :func:`overlay_unavailable`)."""
 
     @contextmanager
-    def layer(self, name: str, below: Iterable[str] = ()) -> Iterator[Path]:
+    def layer(self, name: str, below: Iterable[str] = (),
+              seed: Callable[[Path], object] | None = None) -> Iterator[Path]:
         """The layer ``name`` (over the upper layers of ``below``, over the tree), ready; yields its root.
 
         A layer mounted again (a check run again whole after its failing tests, a retried task) starts
         from nothing: what the last run wrote is not this run's, and overlayfs refuses a work folder
-        that a ``volatile`` mount used.
+        that a ``volatile`` mount used. ``seed`` is given the folder the layer's writes go to, before
+        anything runs in it (a kept tool cache: :mod:`sprintflow.judge.caches`).
         """
         base = self.root / name
         if base.exists():
@@ -117,8 +119,10 @@ class EvaluationView:
             folder.mkdir(parents=True, exist_ok=True)
         stacked = [folder for folder in (self.root / other / "upper" for other in below) if folder.is_dir()]
         if not self.overlays:
-            yield from self._copied_layer(merged, upper, stacked)
+            yield from self._copied_layer(merged, upper, stacked, seed)
             return
+        if seed is not None:
+            seed(upper)
         failure = _mount(merged, [*stacked, self.tree], upper, work)
         if failure is not None:
             from sprintflow.errors import InfrastructureError
@@ -129,11 +133,14 @@ class EvaluationView:
         finally:
             _unmount(merged)
 
-    def _copied_layer(self, merged: Path, upper: Path, stacked: list[Path]) -> Iterator[Path]:
+    def _copied_layer(self, merged: Path, upper: Path, stacked: list[Path],
+                      seed: Callable[[Path], object] | None) -> Iterator[Path]:
         shutil.rmtree(merged)
         shutil.copytree(self.tree, merged, symlinks=True)
         for folder in reversed(stacked):
             shutil.copytree(folder, merged, symlinks=True, dirs_exist_ok=True)
+        if seed is not None:
+            seed(merged)
         try:
             yield merged
         finally:

@@ -108,6 +108,11 @@ VERDICTS = [
     ("ruff_noqa_file", "python-lint", "local", "lint"),
     ("type_ignore", "python-typed", "local", "typecheck"),
     ("mypy_ignore_errors", "python-typed", "local", "typecheck"),
+    # The judge's warm tool caches: the workspace's own is never read, and no other strategy's run writes one.
+    ("poisoned_mypy_cache", "python-typed", "local", "typecheck"),
+    ("poisoned_mypy_cache", "python-typed", "docker", "typecheck"),
+    ("mypy_cache_from_tests", "python-typed-2", "local", "typecheck"),
+    ("mypy_cache_from_tests", "python-typed-2", "docker", "typecheck"),
     ("untested_addition", "python", "local", "unit-test"),
     ("untested_addition", "python", "docker", "unit-test"),
     ("weak_assertion_addition", "python", "local", "unit-test"),
@@ -167,6 +172,7 @@ HONEST = [
     ("honest", "python-skipped", "local"),
     ("honest_allowed_noqa", "python-lint-allowed", "local"),
     ("honest_typed", "python-typed", "local"),
+    ("honest_typed", "python-typed", "docker"),
     ("honest_tested_addition", "python", "local"),
     ("honest_tested_addition", "python", "docker"),
     ("honest_tested_addition", "ts", "local"),
@@ -194,9 +200,10 @@ def _victim(kind: str, root: Path) -> Path:
         return ts_victim(root, checks=kind == "ts-checks")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)
     return python_victim(root, manual=kind == "python-manual", lint=kind.startswith("python-lint"),
-                         git=kind == "python-git", files=files, typed=kind == "python-typed",
+                         git=kind == "python-git", files=files, typed=kind.startswith("python-typed"),
                          allowed=("noqa",) if kind == "python-lint-allowed" else (),
-                         skipped_test=kind == "python-skipped", iterations=3 if kind == "python-3" else 1,
+                         skipped_test=kind == "python-skipped",
+                         iterations=int(kind.rsplit("-", 1)[1]) if kind[-1].isdigit() else 1,
                          checks=kind == "python-checks")
 
 

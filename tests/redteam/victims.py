@@ -68,7 +68,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 TYPECHECK = """
 [[evaluator.strategies]]
 type = "typecheck"
-command = "python3 -m mypy --no-incremental src"
+command = "python3 -m mypy src"
 """
 
 

@@ -94,6 +94,9 @@ class Strategy(Generic[C]):
     command_key: ClassVar[str | None] = None
     """The key of ``commands`` (bober's) that overrides the default command."""
     needs_build: ClassVar[bool] = False
+    keeps_tool_caches: ClassVar[bool] = False
+    """A checker that runs none of the project's code: the judge keeps its incremental caches from one
+    judged run for the next (:mod:`sprintflow.judge.caches`)."""
     """Waits for the build strategy (it serves or tests the build's output)."""
 
     def __init__(self, config: C, project: ProjectConfig):

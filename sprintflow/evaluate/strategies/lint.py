@@ -15,6 +15,7 @@ __all__ = ["LintStrategy"]
 @register
 class LintStrategy(Strategy[LintConfig]):
     type = StrategyType.lint
+    keeps_tool_caches = True
     default_command = "npm run lint"
     command_key = "lint"
 

@@ -13,5 +13,6 @@ __all__ = ["TypecheckStrategy"]
 @register
 class TypecheckStrategy(Strategy[TypecheckConfig]):
     type = StrategyType.typecheck
+    keeps_tool_caches = True
     default_command = "npx tsc --noEmit --pretty false"
     command_key = "typecheck"
