@@ -14,7 +14,8 @@ executor mounts read-only over the host's.
 * python: a virtualenv in ``/opt/sprintflow/venv`` (it sees the image's pytest,
   ruff and mypy), the requirements files, then the project itself installed
   editable with its test extras (``test``, ``tests``, ``testing``, ``dev``) and
-  dependency groups of those names;
+  dependency groups of those names; a project with a ``uv.lock`` gets exactly what
+  it pins instead (``uv sync --frozen``, with uv at a pinned version);
 * Go: ``go mod download`` of the root module (go.mod, go.sum; go.work when there is one) into
   :data:`GO_MODULES`, which the sandbox's go reads with no network (``GOPROXY=off``);
 * Maven: the plugins and dependencies of the build (``dependency:go-offline``, then the lifecycle
@@ -56,6 +57,11 @@ MAVEN_REPOSITORY = "/opt/sprintflow/m2"
 
 CARGO_HOME = "/opt/sprintflow/cargo"
 """CARGO_HOME in the sandbox: the crates the setup step fetched (CARGO_NET_OFFLINE at run time)."""
+
+UV_VERSION = "0.13.9"
+"""The uv the setup step installs a uv project's lock with."""
+UV_TOOL = "/opt/sprintflow/uv"
+"""uv's own virtualenv in a dependency layer (not the project's: its tests see only what the lock pins)."""
 
 TOOLS = "/opt/sprintflow/tools"
 """Where pnpm or yarn are installed when a lockfile asks for them."""
@@ -211,26 +217,47 @@ def _python_step(workspace: Path) -> InstallStep | None:
     if not requirements and not installable:
         return None
     lines = [f"python3 -m venv --system-site-packages {VENV}",
-             f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'"]
+             f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'",
+             "if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi"]
+    declared = (pyproject.get("project") or {}).get("optional-dependencies") or {}
+    extras = [e for e in _TEST_EXTRAS if e in declared]
+    groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
+    if pyproject.get("project") and (workspace / "uv.lock").is_file():
+        return _uv_step(lines, extras, groups)
     described = []
     for name in requirements:
         lines.append(f"{VENV}/bin/python -m pip install -q -r {shlex.quote(name)}")
         described.append(name)
     inputs = [*requirements]
     if installable:
-        declared = (pyproject.get("project") or {}).get("optional-dependencies") or {}
-        extras = [e for e in _TEST_EXTRAS if e in declared]
-        groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
         target = "." + (f"[{','.join(extras)}]" if extras else "")
         group_flags = "".join(f" --group {g}" for g in groups)
         # Editable: the installed project is the mounted workspace, whatever the generator changes.
-        lines.append("if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi")
         lines.append(f"{VENV}/bin/python -m pip install -q -e {shlex.quote(target)}{group_flags}")
         described.append(f"-e {target}{group_flags.replace(' --group ', ' group ')}")
         inputs += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if (workspace / name).is_file()]
-    # The image's python tools as the venv's own commands: `pytest` and `mypy` must see the project,
-    # and `python -m ruff` looks for its binary beside the venv's python.
-    lines.append(f"""for tool in /usr/local/bin/*; do
+    lines.append(_VENV_TOOLS)
+    return InstallStep("pip install " + " ".join(described), tuple(inputs), "\n".join(lines))
+
+
+def _uv_step(lines: list[str], extras: list[str], groups: list[str]) -> InstallStep:
+    """A uv project: exactly what uv.lock pins (``uv sync --frozen``, its default groups and the test extras
+    and groups), into the sandbox's virtualenv, the project editable; requirements files are not read (the
+    lock decides). uv itself is pinned (:data:`UV_VERSION`), in a virtualenv of its own."""
+    flags = "".join(f" --extra {e}" for e in extras) + "".join(f" --group {g}" for g in groups)
+    lines = [*lines,
+             f"python3 -m venv {UV_TOOL}",
+             f"{UV_TOOL}/bin/python -m pip install -q --disable-pip-version-check 'uv=={UV_VERSION}'",
+             # The sandbox's virtualenv is the project's environment, kept as it is (it sees the image's tools);
+             # no Python is downloaded (the runtime layer's is the one the declaration chose), no cache kept.
+             f"UV_PROJECT_ENVIRONMENT={VENV} UV_PYTHON_DOWNLOADS=never UV_NO_CACHE=1 UV_LINK_MODE=copy "
+             f"{UV_TOOL}/bin/uv sync --frozen --inexact --no-progress --python {VENV}/bin/python{flags}",
+             _VENV_TOOLS]
+    described = f"uv sync --frozen (uv.lock){flags.replace(' --extra ', ' extra ').replace(' --group ', ' group ')}"
+    return InstallStep(described, ("pyproject.toml", "uv.lock"), "\n".join(lines))
+
+
+_VENV_TOOLS = f"""for tool in /usr/local/bin/*; do
   name=$(basename "$tool")
   if [ -e "{VENV}/bin/$name" ]; then continue; fi
   if head -n1 "$tool" | grep -q '^#!.*python'; then
@@ -238,8 +265,9 @@ def _python_step(workspace: Path) -> InstallStep | None:
   else
     ln -s "$tool" "{VENV}/bin/$name"
   fi
-done""")
-    return InstallStep("pip install " + " ".join(described), tuple(inputs), "\n".join(lines))
+done"""
+"""The image's python tools as the venv's own commands: `pytest` and `mypy` must see the project,
+and `python -m ruff` looks for its binary beside the venv's python."""
 
 
 def _go_step(workspace: Path) -> InstallStep | None:

@@ -18,6 +18,9 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
 * ``tiny-pnpm``, ``tiny-yarn``: our small vitest libraries (``tests/fixtures/sandbox``), installed on the host
   with pnpm 9.15.9 and yarn 1.22.22 as their ``packageManager`` pins (from the npm registry, into the
   machine's ``/tmp``), as a developer who uses them has them;
+* ``iniconfig``: the iniconfig 2.3.1 sdist from PyPI, a src-layout uv project whose uv.lock pins its
+  ``dev`` group (pytest, pytest-xdist); set up on the host with ``uv sync --frozen`` (uv
+  :data:`UV_VERSION`, into the machine's ``/tmp``), as its developers have it;
 * ``commons-cli``: Apache Commons CLI 1.9.0 from Maven Central, a Maven build with the commons-parent
   72 parent (JUnit 5, RAT, japicmp …), put together as its repository has it from the artifacts Central
   serves: the POM, the ``-sources`` and ``-test-sources`` jars as ``src/main/java`` and ``src/test/java``,
@@ -45,12 +48,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sprintflow.io.files import file_lock
+from sprintflow.sandbox.dependencies import UV_VERSION
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sandbox"
 RESOLVED_BEFORE = "2026-10-01"
 ZOD = "zod@4.1.12"
 VITEST = "3.2.4"
 OUTCOME = "outcome==1.3.0.post0"
+INICONFIG = "iniconfig==2.3.1"
 COLOR = "github.com/fatih/color@v1.19.0"
 EITHER = "https://static.crates.io/crates/either/either-1.15.0.crate"
 COMMONS_CLI = "https://repo.maven.apache.org/maven2/commons-cli/commons-cli/1.9.0/commons-cli-1.9.0"
@@ -91,15 +96,20 @@ def _prepare_zod(target: Path) -> None:
     _run(_npm("install", f"--before={RESOLVED_BEFORE}"), target)
 
 
-def _prepare_outcome(target: Path) -> None:
+def _sdist(requirement: str, target: Path) -> None:
+    """A project's sdist from PyPI, unpacked as ``target``."""
     download = target.with_name(target.name + ".download")
     download.mkdir(parents=True, exist_ok=True)
     _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(download),
-          OUTCOME], download)
-    with tarfile.open(next(download.glob("outcome-*.tar.gz"))) as archive:
+          requirement], download)
+    with tarfile.open(next(download.glob("*.tar.gz"))) as archive:
         archive.extractall(download, filter="data")
     shutil.move(next(p for p in download.iterdir() if p.is_dir()), target)
     shutil.rmtree(download)
+
+
+def _prepare_outcome(target: Path) -> None:
+    _sdist(OUTCOME, target)
 
 
 def _prepare_color(target: Path) -> None:
@@ -176,6 +186,27 @@ def _prepare_installed_with(manager: str) -> Callable[[Path], None]:
     return prepare
 
 
+def host_uv() -> Path:
+    """uv as a developer who uses it has it (installed once per machine, under /tmp like pnpm and yarn)."""
+    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "uv"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(root.parent / ".uv.lock"):
+        if not (root / "bin" / "uv").exists():
+            _run([sys.executable, "-m", "venv", str(root)], root.parent)
+            _run([str(root / "bin" / "pip"), "install", "-q", f"uv=={UV_VERSION}"], root.parent)
+    return root / "bin" / "uv"
+
+
+def _uv_sync(project: Path) -> None:
+    """What a uv project's developer does: ``uv sync``, the lock as it is, into the project's ``.venv``."""
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_PYTHON": sys.executable,
+           "UV_CACHE_DIR": str(Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "uv-cache")}
+    proc = subprocess.run([str(host_uv()), "sync", "--frozen", "--quiet"], cwd=project, env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise RuntimeError(f"uv sync failed in {project}:\n{proc.stderr[-2000:]}")
+
+
 def _set_up_python_host(project: Path) -> None:
     """What a developer does on the host: a virtualenv in the project, the project installed editable."""
     _run([sys.executable, "-m", "venv", ".venv"], project)
@@ -183,7 +214,8 @@ def _set_up_python_host(project: Path) -> None:
 
 
 _PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome,
-            "color": _prepare_color, "either": _prepare_either, "commons-cli": _prepare_commons_cli,
+            "iniconfig": lambda target: _sdist(INICONFIG, target), "color": _prepare_color,
+            "either": _prepare_either, "commons-cli": _prepare_commons_cli,
             "tiny-pnpm": _prepare_installed_with("pnpm"), "tiny-yarn": _prepare_installed_with("yarn")}
 
 
@@ -208,6 +240,8 @@ def project_copy(name: str, dest: Path) -> Path:
     (target / ".sprintflow-ready").unlink()
     if name == "outcome":
         _set_up_python_host(target)  # a virtualenv holds absolute paths: each copy needs its own
+    if name == "iniconfig":
+        _uv_sync(target)
     if name == "zod":
         # zod's package.json declares no node, but its tests use the `File` global of node >= 20
         # (on node 18: "ReferenceError: File is not defined"): say what its developers run.

@@ -44,6 +44,23 @@ def test_python_requirements_and_the_project_with_its_test_extras_and_groups(tmp
     assert "pip install -q -e '.[test]' --group dev" in step.script
 
 
+def test_a_uv_project_gets_what_its_lock_pins(tmp_path):
+    (tmp_path / "requirements.txt").write_text("attrs\n")  # the lock decides, not this
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "lib"\n[project.optional-dependencies]\ntests = ["hypothesis"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\ndocs = ["sphinx"]\n')
+    (tmp_path / "uv.lock").write_text("version = 1\n")
+    step = plan_dependencies(tmp_path).steps[0]
+    assert step.description == "uv sync --frozen (uv.lock) extra tests group dev"
+    assert step.inputs == ("pyproject.toml", "uv.lock")
+    assert "uv sync --frozen --inexact --no-progress --python /opt/sprintflow/venv/bin/python --extra tests " \
+           "--group dev" in step.script
+    assert "-r requirements.txt" not in step.script
+    (tmp_path / "uv.lock").unlink()
+    (tmp_path / "uv.lock").mkdir()  # not a lockfile: pip, as before
+    assert plan_dependencies(tmp_path).steps[0].description.startswith("pip install requirements.txt")
+
+
 def test_nothing_to_install(tmp_path):
     (tmp_path / "package.json").write_text(json.dumps({"name": "no-deps"}))
     (tmp_path / "README.md").write_text("hi")

@@ -70,6 +70,16 @@ timeout = 180
 format = "junit"
 report = ".sprintflow/reports/pytest.xml"
 ''',
+    # A uv project's plain command: the pytest its lock pins, from the environment uv made. Its tests use
+    # tmp_path, and this copy lies under our own pytest's /tmp/pytest-of-<user>, which the contained run is
+    # shown read-only (the workspace's path names it); a temporary folder of its own, in the private /tmp
+    # every executor gives a run, keeps the inner pytest out of ours.
+    "iniconfig": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "python -m pytest -q -p no:cacheprovider --basetemp=/tmp/iniconfig-tests"
+timeout = 180
+''',
     # Plain Go commands, as a Go developer writes them: no format, no report.
     "color": '''
 [[evaluator.strategies]]
@@ -149,6 +159,7 @@ def _host_path(workspace: Path) -> str:
     ("ts-native", ["typecheck", "lint", "unit-test"]),
     ("zod", ["unit-test"]),
     ("outcome", ["unit-test"]),
+    ("iniconfig", ["unit-test"]),
     ("color", ["lint", "unit-test"]),
     ("either", ["lint", "unit-test"]),
     ("commons-cli", ["unit-test"]),
