@@ -10,9 +10,13 @@
    and beside a 200 MB node_modules (target <= 1.15), and the time to build the judged tree of a
    20,000-file project (target <= 1 s);
 5. the mutation check of a tested change of 10 and of 50 lines, on the Python and the TypeScript
-   example, / the unit-test strategy's own run (target <= 1.0), with the kill rate.
+   example, / the unit-test strategy's own run (target <= 1.0), with the kill rate;
+6. a sprint's second iteration (a one-line change, dependencies unchanged), on the Python and the
+   TypeScript example, local and Docker: evaluate / the same commands run one after another in a
+   developer's warm shell after the same change (target <= 1.2), and / the longest of those warm
+   commands (target <= 1.3). The judge's kept tool caches are what make the second evaluation warm.
 
-Run: python benchmarks/evaluate.py [--example python-api] [--repeat 3] [--mutation-only]
+Run: python benchmarks/evaluate.py [--example python-api] [--repeat 3] [--mutation-only] [--warm-only]
 Uses sprintflow's background Prefect server in a temporary PREFECT_HOME (started once, not
 counted, stopped at the end), as `sprintflow evaluate` does. The raw commands and the flow's
 evaluations each run on a fresh copy of the example, so no tool cache of one warms the other.
@@ -56,9 +60,13 @@ def main() -> None:
     parser.add_argument("--example", default="python-api")
     parser.add_argument("--repeat", type=int, default=3, help="runs per executor for ratio 3")
     parser.add_argument("--mutation-only", action="store_true", help="only ratio 5, the mutation check")
+    parser.add_argument("--warm-only", action="store_true", help="only ratio 6, the second iteration")
     args = parser.parse_args()
     if args.mutation_only:
         _mutation_cost(Path(tempfile.mkdtemp(prefix="sprintflow-bench-")))
+        return
+    if args.warm_only:
+        _second_iteration(Path(tempfile.mkdtemp(prefix="sprintflow-bench-")))
         return
 
     from sprintflow.evaluate.plan import load_inputs
@@ -128,7 +136,81 @@ def main() -> None:
         print(f"3. unit-test in Docker {docker_s:.2f} s, local {local_s:.2f} s (best of {args.repeat})")
         print(f"   DockerExecutor / LocalExecutor  {docker_s / local_s:6.2f}   (target <= 1.3)")
     _mutation_cost(work)
+    _second_iteration(work)
     shutil.rmtree(work, ignore_errors=True)
+
+
+ONE_LINE_CHANGE = {"python-api": ("src/todo_api/model.py", "\n# the second iteration\n"),
+                   "ts-app": ("src/store.ts", "\n// the second iteration\n")}
+"""What the generator changed for the second iteration: a line of a source file the type checker reads."""
+
+
+def _change(workspace: Path, example: str) -> None:
+    rel, line = ONE_LINE_CHANGE[example]
+    with open(workspace / rel, "a", encoding="utf-8") as handle:
+        handle.write(line)
+
+
+def _warm_shell(example: str, work: Path) -> tuple[float, float]:
+    """The example's commands in a developer's shell: run once (warm), changed, then run serially, timed;
+    and after another change, the longest of them run alone."""
+    from sprintflow.evaluate.plan import load_inputs
+    from sprintflow.evaluate.strategies import strategy_for
+    from sprintflow.io.process import run_command
+    from sprintflow.schemas import StrategyType
+
+    shell = _fresh_copy(example, work / f"shell-{example}")
+    contract = next((shell / ".sprintflow" / "contracts").glob("*.json"))
+    _, project, strategies = load_inputs(shell, contract)
+    # api-check's "command" is the server it starts and waits for: a shell would never return from it.
+    commands = [c for c in (strategy_for(s, project).command() for s in strategies
+                            if s.type is not StrategyType.api_check) if c]
+    for command in commands:
+        run_command(command, cwd=shell, timeout=600)
+    _change(shell, example)
+    serial_s, _ = _timed(lambda: subprocess.run(["bash", "-c", " ; ".join(commands)], cwd=shell,
+                                                capture_output=True, check=False))
+    _change(shell, example)
+    longest = max(run_command(command, cwd=shell, timeout=600).duration_s for command in commands)
+    return serial_s, longest
+
+
+def _evaluate(workspace: Path, executor: str, iteration: int) -> float:
+    """One timed evaluation of the workspace's contract, as `sprintflow evaluate --no-cache` runs it."""
+    from sprintflow.flows.evaluate import evaluate_flow
+    from sprintflow.orchestration.runs import run_flow
+
+    contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
+    seconds, _ = _timed(lambda: run_flow(evaluate_flow, str(workspace), contract, executor=executor,
+                                         use_cache=False, iteration=iteration))
+    return seconds
+
+
+def _second_iteration(work: Path) -> None:
+    from sprintflow.judge.tree import WorkspaceStore
+    from sprintflow.sandbox.executors import docker_available
+
+    executors = ["local", "docker"] if docker_available() else ["local"]
+    print("6. the second iteration (a one-line change, dependencies unchanged) / a warm shell's same commands")
+    with _background_server(work / "prefect-home-warm"):
+        for example in ONE_LINE_CHANGE:
+            source = ROOT / "examples" / example
+            if (source / "package.json").is_file() and not (source / "node_modules").is_dir():
+                # Without its dependencies every command fails fast, and the ratios would time failures.
+                raise SystemExit(f"{source} has no node_modules: run `npm ci` there first (scripts/test.sh does)")
+            serial_s, longest_s = _warm_shell(example, work)
+            for executor in executors:
+                workspace = _fresh_copy(example, work / f"sprint-{example}-{executor}")
+                _evaluate(workspace, executor, iteration=1)
+                _change(workspace, example)
+                second_s = _evaluate(workspace, executor, iteration=2)
+                # The same again without the judge's kept tool caches: what they save.
+                _change(workspace, example)
+                shutil.rmtree(WorkspaceStore(workspace).root / "tool-caches", ignore_errors=True)
+                cold_s = _evaluate(workspace, executor, iteration=3)
+                print(f"   {example:<10} {executor:<6} evaluate {second_s:6.2f} s (cold tools {cold_s:6.2f} s); "
+                      f"warm shell serial {serial_s:6.2f} s -> {second_s / serial_s:4.2f} (target <= 1.2); "
+                      f"longest warm command {longest_s:5.2f} s -> {second_s / longest_s:4.2f} (target <= 1.3)")
 
 
 def _docker_vs_local(repeat: int, project, workspace: Path, commands) -> tuple[float, float]:
