@@ -216,14 +216,13 @@ def _python_step(workspace: Path) -> InstallStep | None:
         or (workspace / "setup.cfg").is_file()
     if not requirements and not installable:
         return None
-    lines = [f"python3 -m venv --system-site-packages {VENV}",
-             f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'",
-             "if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi"]
+    lines = [f"python3 -m venv --system-site-packages {VENV}"]
     declared = (pyproject.get("project") or {}).get("optional-dependencies") or {}
     extras = [e for e in _TEST_EXTRAS if e in declared]
     groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
     if pyproject.get("project") and (workspace / "uv.lock").is_file():
         return _uv_step(lines, extras, groups)
+    lines.append(f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'")
     described = []
     for name in requirements:
         lines.append(f"{VENV}/bin/python -m pip install -q -r {shlex.quote(name)}")
@@ -233,6 +232,7 @@ def _python_step(workspace: Path) -> InstallStep | None:
         target = "." + (f"[{','.join(extras)}]" if extras else "")
         group_flags = "".join(f" --group {g}" for g in groups)
         # Editable: the installed project is the mounted workspace, whatever the generator changes.
+        lines.append(_PRETEND_VERSION)
         lines.append(f"{VENV}/bin/python -m pip install -q -e {shlex.quote(target)}{group_flags}")
         described.append(f"-e {target}{group_flags.replace(' --group ', ' group ')}")
         inputs += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if (workspace / name).is_file()]
@@ -246,6 +246,7 @@ def _uv_step(lines: list[str], extras: list[str], groups: list[str]) -> InstallS
     lock decides). uv itself is pinned (:data:`UV_VERSION`), in a virtualenv of its own."""
     flags = "".join(f" --extra {e}" for e in extras) + "".join(f" --group {g}" for g in groups)
     lines = [*lines,
+             _PRETEND_VERSION,
              f"python3 -m venv {UV_TOOL}",
              f"{UV_TOOL}/bin/python -m pip install -q --disable-pip-version-check 'uv=={UV_VERSION}'",
              # The sandbox's virtualenv is the project's environment, kept as it is (it sees the image's tools);
@@ -256,6 +257,10 @@ def _uv_step(lines: list[str], extras: list[str], groups: list[str]) -> InstallS
     described = f"uv sync --frozen (uv.lock){flags.replace(' --extra ', ' extra ').replace(' --group ', ' group ')}"
     return InstallStep(described, ("pyproject.toml", "uv.lock"), "\n".join(lines))
 
+
+_PRETEND_VERSION = "if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi"
+"""A checkout's version for setuptools-scm, which has no .git to read in the sandbox (an sdist has PKG-INFO).
+Set only for building the project itself, not the requirements files before it."""
 
 _VENV_TOOLS = f"""for tool in /usr/local/bin/*; do
   name=$(basename "$tool")

@@ -108,10 +108,6 @@ def _sdist(requirement: str, target: Path) -> None:
     shutil.rmtree(download)
 
 
-def _prepare_outcome(target: Path) -> None:
-    _sdist(OUTCOME, target)
-
-
 def _prepare_color(target: Path) -> None:
     proc = subprocess.run(["go", "mod", "download", "-json", COLOR], capture_output=True, text=True, check=False)
     if proc.returncode:
@@ -213,7 +209,7 @@ def _set_up_python_host(project: Path) -> None:
     _run([str(project / ".venv/bin/pip"), "install", "-q", "-e", ".", "-r", "test-requirements.txt"], project)
 
 
-_PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": _prepare_outcome,
+_PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": lambda target: _sdist(OUTCOME, target),
             "iniconfig": lambda target: _sdist(INICONFIG, target), "color": _prepare_color,
             "either": _prepare_either, "commons-cli": _prepare_commons_cli,
             "tiny-pnpm": _prepare_installed_with("pnpm"), "tiny-yarn": _prepare_installed_with("yarn")}
