@@ -26,6 +26,7 @@ Two ways to judge a mutant, the fast one first:
   killed (that survivor decides the verdict).
 """
 
+import importlib.util
 import json
 import os
 import random
@@ -49,12 +50,9 @@ _REDUNDANT = re.compile(r"core/ReplaceBinaryOperator_.*_(BitAnd|BitOr|BitXor|LSh
 
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    try:
-        import cosmic_ray.mutating  # noqa: F401
-    except ImportError as exc:
-        print(f"cosmic-ray is not installed for {sys.executable} ({exc}): pip install 'cosmic-ray>=8.7,<9'")
+    if importlib.util.find_spec("cosmic_ray") is None:  # found, not imported: pytest starts first
+        print(f"cosmic-ray is not installed for {sys.executable}: pip install 'cosmic-ray>=8.7,<9'")
         return UNAVAILABLE
-
     # A mutant keeps its file's size and often its second: no byte code of a changed file may stand in
     # for it. None is written (the tests run with PYTHONDONTWRITEBYTECODE), and any already there goes;
     # the rest of the byte code (pytest's, the standard library's) stays, or every test process would
@@ -65,7 +63,7 @@ def main(job_path: str) -> int:
         for stale in (Path(rel).parent / "__pycache__").glob(f"{Path(rel).stem}.*.pyc"):
             stale.unlink()
     deadline = time.monotonic() + float(job["budget"])
-    run = _OnePytest(job, deadline)  # pytest starts and collects while cosmic-ray finds the mutations
+    run = _OnePytest(job, deadline)  # pytest starts and collects while cosmic-ray loads and finds the mutations
     candidates = [spec for spec in _mutations(ranges) if _wanted(spec, ranges)]
     # A changed file is a test only when the runner collected tests from it; every other one is mutated,
     # whatever its name (untested code in ``src/test_util.py`` or a ``conftest.py`` is code under test).
@@ -122,9 +120,7 @@ class _OnePytest:
     def collected(self) -> set:
         """The changed files (relative) the runner collected tests from; none when it reported nothing
         (every changed file is then mutated: fail closed)."""
-        path = Path(self.job["collected"])
-        while not path.is_file() and self.process.poll() is None and time.monotonic() < self.deadline:
-            time.sleep(0.005)
+        path = self._written(self.job["collected"])
         try:
             found = {str(Path(p)) for p in json.loads(path.read_text(encoding="utf-8"))}
         except (OSError, ValueError):
@@ -147,14 +143,20 @@ class _OnePytest:
         partial.write_text(json.dumps(mutants), encoding="utf-8")
         os.replace(partial, self.mutants_file)
         try:
-            self.process.wait(timeout=max(1.0, self.deadline - time.monotonic()))
-            found = json.loads(Path(self.job["report"]).read_text(encoding="utf-8"))
-        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            found = json.loads(self._written(self.job["report"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
             return {"clean": f"the test command took no job ({type(exc).__name__})"}
         finally:
-            self._stop()
+            self._stop()  # once the report is there, pytest's own ending (its reports, exit) is only cost
         statuses = {int(index): status for index, status in found["statuses"].items()}
         return {**statuses, "clean": found["clean"]} if found["clean"] else statuses
+
+    def _written(self, name) -> Path:
+        """``name`` once the plugin has written it (atomically), the run has ended or the budget is spent."""
+        path = Path(name)
+        while not path.is_file() and self.process.poll() is None and time.monotonic() < self.deadline:
+            time.sleep(0.005)
+        return path
 
     def _stop(self):
         if self.process.poll() is None:
