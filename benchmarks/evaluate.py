@@ -360,6 +360,7 @@ def _measure_change(work: Path, example: str, lines: int):
     from sprintflow.evaluate.view import open_view
     from sprintflow.judge.baseline import pin_baseline
     from sprintflow.judge.tree import WorkspaceStore, remove_tree
+    from sprintflow.parsers import parse_report
     from sprintflow.sandbox.executors import CommandSpec, LocalExecutor
     from sprintflow.schemas import StrategyType
 
@@ -379,9 +380,13 @@ def _measure_change(work: Path, example: str, lines: int):
     try:
         with view.layer("unit-test") as layer:
             unit_s = executor.run(layer, CommandSpec(command=command, timeout=600)).duration_s
+            # The files the run collected tests from, as the judge hands them to the check.
+            report = parse_report(spec.format, (layer / (spec.report_path or "")).read_text(encoding="utf-8"),
+                                  [executor.workspace_path(layer), str(layer.resolve())]) if spec else None
+            tests = tuple(sorted({case.file for case in report.tests if case.file})) if report else ()
         with view.layer("unit-test-mutation") as layer:
             job = MutationJob(unit.config.mutation, tree.root, workspace, "pin-bench")
-            mutation = measure(job, runner, layer, executor, [command], unit_s)
+            mutation = measure(job, runner, layer, executor, [command], unit_s, tests=tests)
     finally:
         view.close()
         remove_tree(tree)

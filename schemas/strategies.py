@@ -107,7 +107,7 @@ class MutationSettings(ConfigSection):
     enabled: bool = True
     max_mutants: int = Field(default=16, ge=1, le=1000)
     """At most this many mutants, spread over the changed functions (every one gets one, whatever the cap;
-    Stryker, which has no cap, mutates every changed line)."""
+    for Stryker, whole syntax nodes: the last one chosen may bring a few over)."""
     budget: float = Field(default=120, gt=0, le=3600)
     """Seconds the whole check may take; mutants not run by then count neither way."""
     mutant_timeout: float | None = Field(default=None, gt=0, le=3600)

@@ -69,16 +69,17 @@ def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: boo
     if changed:
         result = _modified_sources(judged.result, changed)
     else:
-        result = _mutation_checked(plan, strategy, plugin,
-                                   record_tests(plan, _again_if_failed(plan, strategy, plugin, judged)))
+        judged = _again_if_failed(plan, strategy, plugin, judged)
+        tests = judged.reference.files if judged.reference else ()
+        result = _mutation_checked(plan, strategy, plugin, record_tests(plan, judged), tests)
     store_cached_result(plan, strategy, result)
     return result
 
 
 def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: Strategy,
-                      result: StrategyResult) -> StrategyResult:
+                      result: StrategyResult, tests: tuple[str, ...]) -> StrategyResult:
     """A passed test run's mutation check (:mod:`.mutation`), in a layer of its own: the judged tree
-    without the run's canaries or anything the run wrote."""
+    without the run's canaries or anything the run wrote. ``tests``: the files the run collected tests from."""
     job = plan.mutation_of(strategy)
     spec, command = plugin.report_spec(plan.source), plugin.command() or ""
     runner = runner_of(spec.format if spec else None, command)
@@ -90,7 +91,7 @@ def _mutation_checked(plan: EvaluationPlan, strategy: StrategyConfig, plugin: St
                 and is_held_out(c.custom_command, plan.project.sprint.held_out)]
     with plan.evaluation_view.layer(f"{plan.layer_of(strategy)}-mutation", below=plan.below(strategy)) as root:
         mutation = measure(job, runner, root, plan.executor, [command, *held_out], (result.duration_ms or 0) / 1000,
-                           network=strategy.network, image=strategy.image)
+                           network=strategy.network, image=strategy.image, tests=tests)
     return with_mutation(result, mutation)
 
 

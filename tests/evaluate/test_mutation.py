@@ -6,6 +6,7 @@ import dataclasses
 import importlib.util
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from sprintflow.schemas.strategies import MutationSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
 RUNNER = Path(__file__).resolve().parents[2] / "sprintflow/sandbox/scripts/mutate_python.py"
-FUNCTIONS = RUNNER.with_name("stryker_functions.cjs")
+PLAN = RUNNER.with_name("stryker_plan.cjs")
 TS_APP = Path(__file__).resolve().parents[2] / "examples/ts-app"
 
 BEFORE = {
@@ -148,6 +149,18 @@ def test_stryker_is_named_with_the_command_that_installs_it(tmp_path):
     assert _stryker_missing(tmp_path, "vitest") is None
 
 
+def _stryker_plan(root: Path, changes: list[ChangedFile], cap: int, tests: tuple[str, ...] = ()) -> dict:
+    """What ``stryker_plan.cjs`` chooses in ``root`` (with the TypeScript example's node_modules): the
+    options Stryker gets, and the functions and left-out tests it writes for the judge."""
+    (root / FOLDER).mkdir(exist_ok=True)
+    if not (root / "node_modules").exists():
+        (root / "node_modules").symlink_to(TS_APP / "node_modules")  # Stryker's instrumenter, TypeScript
+    stryker_command(root, LocalExecutor(), changes, "vitest", MutationSettings(max_mutants=cap), 10, tests)
+    subprocess.run(["node", str(PLAN), f"{FOLDER}/stryker-job.json"], cwd=root, check=True, timeout=60)
+    return {"stryker": json.loads((root / FOLDER / "stryker.json").read_text()),
+            "plan": json.loads((root / FOLDER / "functions.json").read_text())}
+
+
 def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds(tmp_path):
     """A report Stryker 9.6 wrote for the TypeScript example (src/store.ts:22-47 mutated): each mutant
     belongs to its own function (two in one changed block are two), by the project's TypeScript."""
@@ -159,15 +172,15 @@ def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds
     assert {m.status for m in mutants} <= {"killed", "survived", "timeout", "error", "not-run"}
     assert sum(m.status == "killed" for m in mutants) == 25
     assert {m.function for m in mutants} == {f"line {m.line}" for m in mutants}
-    (tmp_path / "node_modules").symlink_to(TS_APP / "node_modules")  # the project's own TypeScript
-    subprocess.run(["node", str(FUNCTIONS), f"{FOLDER}/report.json", f"{FOLDER}/functions.json"], cwd=tmp_path,
-                   check=True, timeout=60)
+    report = json.loads((tmp_path / FOLDER / "report.json").read_text())
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/store.ts").write_text(report["files"]["src/store.ts"]["source"])  # the tree Stryker saw
+    _stryker_plan(tmp_path, [ChangedFile("src/store.ts", ((22, 47),))], cap=100)
     _, mutants = stryker_report(tmp_path, [])
     assert {m.function for m in mutants} == {"normalizeTitle", "summarize"}
     found = summarize("Stryker", mutants, None)
     assert [f.function for f in found.functions if f.killed == 0] == ["summarize"]
     # A file the runner collected tests from is a test, whatever its name: its mutants are not counted.
-    report = json.loads((tmp_path / FOLDER / "report.json").read_text())
     report["testFiles"]["src/store.ts"] = {"tests": [{"id": "99", "name": "a test in a source file"}]}
     (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
     assert stryker_report(tmp_path, [])[1] == []
@@ -175,6 +188,56 @@ def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds
     (tmp_path / FOLDER / "report.json").write_text('{"files": {"src/store.ts": {"mutants": [{"status": 1}]}}}')
     with pytest.raises((KeyError, TypeError, ValueError)):
         stryker_report(tmp_path, [])
+
+
+def _scaled(functions: int) -> str:
+    """``functions`` TypeScript functions of six lines and eight of Stryker's mutants each."""
+    return "".join(f"\nexport function scaled{i}(x: number): number {{\n  if (x > {i}) {{\n    return x * {i + 2};\n"
+                   f"  }}\n  return x - {i};\n}}\n" for i in range(functions))
+
+
+def test_stryker_runs_at_most_the_cap_and_every_changed_function_gets_one(tmp_path):
+    # Stryker mutates every node of the lines it is given: 80 mutants of a 50-line change, a third of
+    # a second each. The plan gives it exactly the nodes chosen.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/extra.ts").write_text(_scaled(10))
+    (tmp_path / "src/other.ts").write_text(_scaled(2))
+    changes = [ChangedFile("src/extra.ts", ((1, 70),)), ChangedFile("src/other.ts", ((9, 14),))]
+    chosen = _stryker_plan(tmp_path, changes, cap=2)["stryker"]["mutate"]
+    # Eleven changed functions (scaled1 of other.ts alone changed there): one node each, whatever the cap.
+    assert len(chosen) == 11 and sum(r.startswith("src/other.ts:") for r in chosen) == 1
+    for pattern in chosen:
+        match = re.fullmatch(r"(.+):(\d+):(\d+)-(\d+):(\d+)", pattern)
+        assert match, pattern
+        file, start, _, end, _ = match.groups()
+        assert start == end and (file == "src/extra.ts" or 9 <= int(start) <= 14), pattern  # one expression each
+    plan = _stryker_plan(tmp_path, changes, cap=1000)
+    assert len(plan["stryker"]["mutate"]) > 11 and plan["plan"]["tests"] == []
+    assert [f["name"] for f in plan["plan"]["functions"]["src/other.ts"]] == ["scaled0", "scaled1"]
+
+
+def test_the_test_files_the_run_named_are_left_out_and_strykers_run_must_agree(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/extra.ts").write_text(_scaled(1))
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test/extra.test.ts").write_text("import { expect, test } from 'vitest';\n"
+                                                 "test('one', () => { expect(1).toBe(1); });\n")
+    changes = [ChangedFile("src/extra.ts", ((1, 7),)), ChangedFile("test/extra.test.ts", ((1, 2),))]
+    plan = _stryker_plan(tmp_path, changes, cap=16, tests=("test/extra.test.ts",))
+    assert plan["plan"]["tests"] == ["test/extra.test.ts"]
+    assert all(r.startswith("src/extra.ts:") for r in plan["stryker"]["mutate"])
+    report = {"files": {}, "testFiles": {"test/extra.test.ts": {"tests": [{"id": "0", "name": "one"}]}}}
+    (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
+    assert stryker_report(tmp_path, [])[1] == []
+    # The run's report named a source file a test: Stryker's run collected none from it, so the
+    # check cannot say its changes were judged.
+    report["testFiles"] = {}
+    (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
+    with pytest.raises(ValueError, match="test/extra.test.ts was left out as a test file"):
+        stryker_report(tmp_path, [])
+    # A change of tests alone keeps them: Stryker's run says which files they are.
+    only_tests = _stryker_plan(tmp_path, changes[1:], cap=16, tests=("test/extra.test.ts",))
+    assert only_tests["plan"]["tests"] == [] and only_tests["stryker"]["mutate"]
 
 
 def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
@@ -188,15 +251,6 @@ def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
     # Names decide nothing (the mutation run tells the tests); dependencies and empty files are left out.
     assert [(c.path, c.lines) for c in found] == [("conftest.py", ((1, 1),)), ("src/big.py", ((1, 1),)),
                                                   ("src/m.py", ((1, 1),)), ("tests/test_m.py", ((1, 1),))]
-
-
-def test_stryker_mutates_every_changed_line(tmp_path):
-    # A spread of single lines kept no mutant of a signature line, and a whole change went unjudged.
-    changes = [ChangedFile("src/a.ts", ((1, 40),)), ChangedFile("src/b.ts", ((5, 6), (50, 50)))]
-    (tmp_path / FOLDER).mkdir()
-    stryker_command(tmp_path, LocalExecutor(), changes, "vitest", MutationSettings(max_mutants=2), 10)
-    config = json.loads((tmp_path / FOLDER / "stryker.json").read_text())
-    assert config["mutate"] == ["src/a.ts:1-40", "src/b.ts:5-6", "src/b.ts:50-50"]
 
 
 def test_a_changed_function_no_mutant_of_which_ran_fails_the_check():

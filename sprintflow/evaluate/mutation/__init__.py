@@ -8,7 +8,8 @@ command against each mutant, in a layer of its own (the judged tree, without the
 * **pytest**: cosmic-ray, through its runner in ``sandbox/scripts/mutate_python.py``;
 * **vitest, jest**: Stryker (``@stryker-mutator/core`` and the runner's plugin, from the project's
   own ``node_modules``: a project without them is told how to add them, and judged without it);
-  its mutants are put in their functions by ``sandbox/scripts/stryker_functions.cjs`` (Stryker names none);
+  ``sandbox/scripts/stryker_plan.cjs`` chooses its mutants (at most ``maxMutants``, by Stryker's own
+  instrumenter) and puts them in their functions (Stryker names none);
 * **go test** and the other runners: none yet; the result says the check was unavailable.
 
 Which changed files are tests is the mutation run's to say, never a name's: every changed file of
@@ -102,12 +103,15 @@ class MutationJob:
 
 
 def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, commands: list[str],
-            unmutated_s: float, network: bool = False, image: str | None = None) -> MutationResult | None:
+            unmutated_s: float, network: bool = False, image: str | None = None,
+            tests: tuple[str, ...] = ()) -> MutationResult | None:
     """Mutate the changed lines in ``layer`` and run the judging tests against each mutant; None when the
     change touched no source file of the runner's language.
 
     ``commands`` are the test commands that judge (the strategy's, then the held-out evals'): with
-    cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config."""
+    cosmic-ray a mutant any of them fails is killed; Stryker runs the project's own runner config.
+    ``tests`` are the files the judged test run collected tests from: Stryker's plan leaves them out
+    (cosmic-ray's run tells them itself, before it chooses)."""
     if runner != "pytest" and runner not in _STRYKER_RUNNERS:
         return MutationResult(tool=runner, status="unavailable",
                               reason=f"no mutation tool judges {runner}'s tests yet: the change's tests were not "
@@ -126,7 +130,7 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
     if tool == "cosmic-ray":
         run_command = _cosmic_ray(layer, executor, changes, commands, settings, mutant_timeout)
     else:
-        run_command = _stryker(layer, executor, changes, runner, settings, mutant_timeout)
+        run_command = _stryker(layer, executor, changes, runner, settings, mutant_timeout, tests)
     outcome = executor.run(layer, CommandSpec(command=run_command, timeout=settings.budget + mutant_timeout + 60,
                                               network=network, image=image))
     elapsed = int((time.monotonic() - started) * 1000)
@@ -142,7 +146,7 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
     try:
         name, mutants = (_cosmic_ray_report if tool == "cosmic-ray" else _stryker_report)(layer, changes)
     except (OSError, ValueError, ValidationError) as exc:
-        return MutationResult(tool=tool, status="failed", reason=f"{tool}'s report cannot be read: {exc}",
+        return MutationResult(tool=tool, status="failed", reason=f"{tool}'s run cannot be judged: {exc}",
                               duration_ms=elapsed)
     return summarize(name, mutants, elapsed)
 
@@ -240,23 +244,26 @@ def _stryker_missing(workspace: Path, runner: str) -> str | None:
 
 
 def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner: str, settings: MutationSettings,
-             mutant_timeout: float) -> str:
-    """Stryker's config: every changed line, its JSON report, one test process (the machine's other core
-    is the judge's). Stryker has no mutant cap and keeps only mutants that fit inside a given range, so a
-    spread of single lines judged signature lines with no mutant in them and left whole functions, or a
-    whole 50-line change, unjudged; the budget bounds the check instead. In place: the layer is already a
-    throwaway copy of the judged tree, so Stryker's own copy of the project is not made."""
-    config = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
-              "mutate": [f"{c.path}:{start}-{end}" for c in changes for start, end in c.lines],
-              "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
-              "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
-              "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True, "inPlace": True,
-              "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
-              "disableTypeChecks": True}
-    (layer / FOLDER / "stryker.json").write_text(json.dumps(config), encoding="utf-8")
-    functions = shlex.quote(executor.script("stryker_functions.cjs"))
-    return (f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
-            f"run {FOLDER}/stryker.json && node {functions} {FOLDER}/report.json {FOLDER}/functions.json")
+             mutant_timeout: float, tests: tuple[str, ...] = ()) -> str:
+    """The plan of Stryker's run (``sandbox/scripts/stryker_plan.cjs``: at most ``maxMutants`` of the mutants
+    of the changed lines, by Stryker's own instrumenter, spread over the changed functions; the files in
+    ``tests`` left out), then Stryker: its JSON report, one test process (the machine's other core is the
+    judge's). In place: the layer is already a throwaway copy of the judged tree, so Stryker's own copy of
+    the project is not made."""
+    options = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
+               "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
+               "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
+               "timeoutFactor": 1.5, "incremental": False, "cleanTempDir": True, "inPlace": True,
+               "tempDirName": f"{FOLDER}/stryker-tmp", "logLevel": "warn", "fileLogLevel": "off",
+               "disableTypeChecks": True}
+    job = {"files": {c.path: [list(r) for r in c.lines] for c in changes},
+           "tests": sorted(set(tests) & {c.path for c in changes}), "maxMutants": settings.max_mutants,
+           "seed": secrets.randbits(32), "stryker": options, "config": f"{FOLDER}/stryker.json",
+           "functions": f"{FOLDER}/functions.json"}
+    (layer / FOLDER / "stryker-job.json").write_text(json.dumps(job), encoding="utf-8")
+    plan = shlex.quote(executor.script("stryker_plan.cjs"))
+    return (f"timeout -k 5 60 node {plan} {FOLDER}/stryker-job.json && timeout -s INT -k 15 {int(settings.budget)} "
+            f"node node_modules/@stryker-mutator/core/bin/stryker.js run {FOLDER}/stryker.json")
 
 
 def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:
@@ -264,12 +271,19 @@ def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[
 
     A file its ``testFiles`` shows the runner collected tests from is a test: its mutants are dropped
     (only the run says what a test is, not a name). A mutant belongs to the innermost function around
-    it (``stryker_functions.cjs``, by the project's TypeScript compiler: Stryker names none); without
+    it (``stryker_plan.cjs``, by the project's TypeScript compiler: Stryker names none); without
     that map, each changed line stands alone (stricter: it needs a killed mutant of its own)."""
     data = json.loads(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
     tests = {Path(rel).as_posix() for rel, entry in dict(data.get("testFiles") or {}).items()
              if list(dict(entry).get("tests") or [])}
-    functions = _stryker_functions(layer)
+    plan = _stryker_plan(layer)
+    # The plan left out the files the unit-test run named tests; Stryker's own run must agree, or a
+    # changed source file would go unmutated on the report's word alone.
+    for rel in plan.tests if plan else ():
+        if rel not in tests:
+            raise ValueError(f"{rel} was left out as a test file, but Stryker's run collected no test from it: "
+                             "its changes were not mutation-checked")
+    functions = plan.functions if plan else None
     mutants = []
     for path, entry in dict(data["files"]).items():
         rel = Path(path).as_posix()
@@ -290,12 +304,19 @@ class _Span(BaseModel):
     end: tuple[int, int]
 
 
-def _stryker_functions(layer: Path) -> dict[str, list[_Span]] | None:
-    """The report's files' functions, or None when they could not be told."""
+class _Plan(BaseModel):
+    functions: dict[str, list[_Span]] | None = None
+    """The changed files' functions; None when the project has no TypeScript to tell them."""
+    tests: list[str] = []
+    """The changed files the plan left out as tests."""
+
+
+def _stryker_plan(layer: Path) -> _Plan | None:
+    """What ``stryker_plan.cjs`` wrote beside Stryker's report, or None when it wrote nothing readable
+    (every changed line then stands alone)."""
     try:
-        data = json.loads(read_confined(layer, f"{FOLDER}/functions.json", MAX_REPORT_BYTES))
-        return TypeAdapter(dict[str, list[_Span]]).validate_python(data["functions"])
-    except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        return _Plan.model_validate_json(read_confined(layer, f"{FOLDER}/functions.json", MAX_REPORT_BYTES))
+    except (OSError, ValueError, ValidationError):
         return None
 
 
