@@ -240,6 +240,17 @@ def test_the_test_files_the_run_named_are_left_out_and_strykers_run_must_agree(t
     assert only_tests["plan"]["tests"] == [] and only_tests["stryker"]["mutate"]
 
 
+def test_a_change_with_no_mutant_in_it_has_nothing_to_judge(tmp_path):
+    # Stryker given nothing to mutate fails ("No tests were executed"): the plan writes its empty report.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/types.ts").write_text("export interface Extra {\n  a: number;\n}\n")
+    plan = _stryker_plan(tmp_path, [ChangedFile("src/types.ts", ((1, 3),))], cap=16)
+    assert plan["stryker"]["mutate"] == []
+    tool, mutants = stryker_report(tmp_path, [])
+    assert tool.startswith("Stryker ") and mutants == []
+    assert summarize(tool, mutants, 1).status == "nothing to judge"
+
+
 def test_changed_lines_are_the_judged_files_new_lines(tmp_path):
     assert changed_ranges("a\nb\n", "a\nb\n") == ()
     assert changed_ranges("a\nb\nc\n", "a\nc\n") == ()  # a deletion leaves nothing to mutate

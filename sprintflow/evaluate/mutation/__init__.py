@@ -249,7 +249,8 @@ def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner
     of the changed lines, by Stryker's own instrumenter, spread over the changed functions; the files in
     ``tests`` left out), then Stryker: its JSON report, one test process (the machine's other core is the
     judge's). In place: the layer is already a throwaway copy of the judged tree, so Stryker's own copy of
-    the project is not made."""
+    the project is not made. The plan writes the (empty) report itself when the changed lines have no
+    mutant; Stryker, given nothing to mutate, would fail."""
     options = {"testRunner": runner, "plugins": [_STRYKER_RUNNERS[runner]],
                "reporters": ["json"], "jsonReporter": {"fileName": f"{FOLDER}/report.json"},
                "coverageAnalysis": "perTest", "concurrency": 1, "timeoutMS": int(mutant_timeout * 1000),
@@ -262,8 +263,9 @@ def _stryker(layer: Path, executor: Executor, changes: list[ChangedFile], runner
            "functions": f"{FOLDER}/functions.json"}
     (layer / FOLDER / "stryker-job.json").write_text(json.dumps(job), encoding="utf-8")
     plan = shlex.quote(executor.script("stryker_plan.cjs"))
-    return (f"timeout -k 5 60 node {plan} {FOLDER}/stryker-job.json && timeout -s INT -k 15 {int(settings.budget)} "
-            f"node node_modules/@stryker-mutator/core/bin/stryker.js run {FOLDER}/stryker.json")
+    return (f"timeout -k 5 60 node {plan} {FOLDER}/stryker-job.json && {{ [ -f {FOLDER}/report.json ] || "
+            f"timeout -s INT -k 15 {int(settings.budget)} node node_modules/@stryker-mutator/core/bin/stryker.js "
+            f"run {FOLDER}/stryker.json; }}")
 
 
 def _stryker_report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:

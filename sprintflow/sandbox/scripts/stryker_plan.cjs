@@ -9,7 +9,8 @@
 // and writes `config`, Stryker's options with `mutate` naming exactly the syntax nodes chosen, and
 // `functions` as {"functions": {"<file>": [{"name", "start": [line, column], "end": [line, column]}]},
 // "tests": [files left out as tests]} (1-based, as Stryker's report), or {"error": why} in place of the
-// functions when the project has no TypeScript to parse with.
+// functions when the project has no TypeScript to parse with. When the changed lines have no mutant,
+// it writes Stryker's (empty) report itself, and Stryker is not run.
 //
 // Stryker has no cap of its own: given lines, it mutates every syntax node inside them (80 mutants of a
 // 50-line change, a third of a second each). Its own instrumenter, from the project's node_modules, lists
@@ -51,6 +52,12 @@ async function main(jobPath) {
   const mutate = chosen.map((n) => `${n.file}:${n.loc.start.line + 1}:${n.loc.start.column}-`
     + `${n.loc.end.line + 1}:${n.loc.end.column}`);
   fs.writeFileSync(job.config, JSON.stringify({ ...job.stryker, mutate }));
+  if (!mutate.length) {  // nothing to mutate (a type, a comment): Stryker would mutate nothing and fail
+    const core = path.join(process.cwd(), "node_modules", "@stryker-mutator", "core", "package.json");
+    const version = JSON.parse(fs.readFileSync(core, "utf8")).version;
+    fs.writeFileSync(job.stryker.jsonReporter.fileName, JSON.stringify({ schemaVersion: "2", thresholds: {},
+      files: {}, testFiles: {}, framework: { name: "StrykerJS", version } }));
+  }
   fs.writeFileSync(job.functions, JSON.stringify(ts ? { functions, tests: left }
     : { error: "typescript is not installed in the project", tests: left }));
 }
