@@ -26,8 +26,10 @@ from sprintflow.io.process import CappedBuffer, CommandResult, quiet_since, run_
 from sprintflow.io.secrets import strategy_env
 from sprintflow.kinds import ExecutorKind, ExecutorName
 from sprintflow.schemas import ExecutorConfig, ExecutorRecord
+from sprintflow.settings import get_settings
 
 from .docker_host import DEADLINE_LABEL, LABEL, LEASE_LABEL, OWNER_LABEL, docker_host_slot, owner_label, reconcile_once
+from .go_cache import HOST_GO_CACHE, host_std_cache
 
 if TYPE_CHECKING:
     from sprintflow.judge.tree import JudgedTree
@@ -157,10 +159,16 @@ class LocalExecutor(Executor):
         dependencies = self.binding.dependencies if self.binding is not None else ()
         if self.binding is not None:
             binds += [Bind(f"{self.binding.workspace}/{rel}", f"{shown}/{rel}") for rel in dependencies]
-        return run_command(spec.command, cwd=shown, timeout=spec.timeout,
-                           output_limit=self.config.output_limit, env=strategy_env(spec.env, self.config.pass_env),
-                           contain=Containment(binds=tuple(binds), network=spec.network,
-                                               discard=tuple(f"{shown}/{rel}" for rel in dependencies)))
+        discard = [f"{shown}/{rel}" for rel in dependencies]
+        env = strategy_env(spec.env, self.config.pass_env)
+        go_cache = _go_std_cache(workspace, env)
+        if go_cache is not None:  # read-only below an overlay: what a command writes there is its own, and vanishes
+            binds.append(Bind(str(go_cache), HOST_GO_CACHE))
+            discard.append(HOST_GO_CACHE)
+            env = {"GOCACHE": HOST_GO_CACHE, **env}
+        return run_command(spec.command, cwd=shown, timeout=spec.timeout, output_limit=self.config.output_limit,
+                           env=env, contain=Containment(binds=tuple(binds), network=spec.network,
+                                                        discard=tuple(discard)))
 
     def workspace_path(self, workspace: Path) -> str:
         """The workspace's own path when the tree can be shown there (contained), else the tree's."""
@@ -317,6 +325,13 @@ class DockerExecutor(Executor):
         return CommandResult(exit_code=exit_code, stdout=out.text(), stderr=stderr,
                              timed_out=timed_out, duration_s=time.monotonic() - started,
                              dropped_bytes=out.dropped + err.dropped, quiet_s=quiet_since(out, err))
+
+
+def _go_std_cache(workspace: Path, env: dict[str, str]) -> Path | None:
+    """The judge's build cache of Go's standard library for a command in a Go module's tree (on the host)."""
+    if not (workspace / "go.mod").is_file():
+        return None
+    return host_std_cache(get_settings().judge_home_path / "go-std-cache", env)
 
 
 def _kill_cause(container) -> str:

@@ -36,6 +36,7 @@ from sprintflow.io.hashing import IGNORED_DIRS
 
 from .dependencies import CARGO_HOME, GO_MODULES, PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
 from .downloads import go_toolchain, node_package_name, unpacked_package
+from .go_cache import std_cache_steps
 from .setup_container import Setup, commit_setup
 
 __all__ = [
@@ -62,8 +63,9 @@ _SANDBOX_PATH = f"{VENV}/bin:{NODE_HOME}/bin:{GO_HOME}/bin:{TOOLS}/bin:/usr/loca
 
 # Go in the sandbox: this toolchain and no other (GOTOOLCHAIN=local: no download behind our back), the
 # modules the setup step downloaded and no network for more (GOPROXY=off); go.mod and go.sum stay as
-# the change left them (-mod=readonly, the go command's default). Build caches go to $HOME (the
-# container's tmpfs /tmp).
+# the change left them (-mod=readonly, the go command's default). The build cache starts with the
+# standard library compiled when the layer was built (:mod:`.go_cache`); what a command adds to it
+# stays in its container.
 _GO_ENV = f"ENV GOROOT={GO_HOME} GOTOOLCHAIN=local GOMODCACHE={GO_MODULES} GOPROXY=off GOTELEMETRY=off"
 
 # Rust in the sandbox: the crates the setup step fetched into CARGO_HOME and no network for more
@@ -159,7 +161,7 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
     base_id = client.images.get(base_image).id
     packages = ["make", "g++", *_jvm_packages(jdk), *(_RUST_PACKAGES if rust else ())]
     key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
-                         f"{f'|go={go}' if go else ''}{f'|jdk={jdk}' if jdk else ''}{'|rust' if rust else ''}"
+                         f"{f'|go={go}+std-cache' if go else ''}{f'|jdk={jdk}' if jdk else ''}{'|rust' if rust else ''}"
                          .encode()).hexdigest()
     tag = f"sprintflow-runtime:{_short(key)}"
     if _image_exists(client, tag):
@@ -189,7 +191,8 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
         if go:
             progress(f"[runtime] downloading go {go} from the Go module proxy")
             _tar_add_dir(archive, go_toolchain(go), "go")
-            lines += [f"COPY go {GO_HOME}", f"RUN {GO_HOME}/bin/go version", _GO_ENV]
+            lines += [f"COPY go {GO_HOME}", f"RUN {GO_HOME}/bin/go version", _GO_ENV,
+                      *std_cache_steps(f"{GO_HOME}/bin/go")]
         labels = f"{KIND_LABEL}=runtime sprintflow.base={base_image}"
         if node:
             labels += f" sprintflow.node={node[0]} sprintflow.npm={node[1]}"

@@ -787,6 +787,79 @@ def go_exit_from_code() -> None:
                                '// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n')
 
 
+GO_CACHE_FORGER = """package calc
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// init files a fixed Add in the build cache under the action of this broken one, from any test binary.
+func init() {
+	if strings.HasSuffix(os.Args[0], ".test") && os.Getenv("FORGING") == "" {
+		forge()
+	}
+}
+
+func forge() {
+	os.Setenv("FORGING", "1")
+	dir, err := os.MkdirTemp("", "forge")
+	if err != nil {
+		return
+	}
+	_, self, _, _ := runtimeCaller()
+	src, _ := os.ReadFile(self)
+	fixed := filepath.Join(dir, "calc.go")
+	at := bytes.LastIndex(src, []byte("a - b")) // Add's own body, the last one in the file
+	os.WriteFile(fixed, append(append(append([]byte{}, src[:at]...), "a + b"...), src[at+5:]...), 0o644)
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {self: fixed}})
+	os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644)
+	brokenID, brokenFile := export(filepath.Dir(self))
+	goodID, goodFile := export(filepath.Dir(self), "-overlay="+filepath.Join(dir, "overlay.json"))
+	good, err := os.ReadFile(goodFile)
+	if err != nil || brokenFile == "" {
+		return
+	}
+	os.WriteFile(brokenFile, bytes.ReplaceAll(good, []byte(goodID), []byte(brokenID)), 0o666)
+}
+
+func export(dir string, flags ...string) (string, string) {
+	args := append([]string{"list", "-export", "-f", "{{.BuildID}} {{.Export}}"}, flags...)
+	command := exec.Command("go", append(args, "example.com/calc")...)
+	command.Dir = dir
+	out, err := command.Output()
+	fields := strings.Fields(string(out))
+	if err != nil || len(fields) != 2 {
+		return "", ""
+	}
+	return fields[0], fields[1]
+}
+
+// Add returns the sum of a and b.
+func Add(a, b int) int {
+	return a - b
+}
+
+func runtimeCaller() (uintptr, string, int, bool) { return runtime.Caller(0) }
+"""
+
+
+def go_forged_build_cache() -> None:
+    """Go: the code under test, from any test binary it is linked into, compiles itself with Add fixed
+    (``go list -export -overlay``) and writes that over its own entry in the build cache, under the
+    broken one's build id. A later command sharing the cache links the fixed Add while the source still
+    subtracts: the held-out eval of the next iteration passes (a test package compiled anew, as the
+    canaries make it, takes the forged export data). A new file each time has that iteration judged anew."""
+    Path("calc.go").write_text(GO_CACHE_FORGER)
+    Path("stamp").mkdir(exist_ok=True)
+    Path("stamp/stamp.go").write_text(f"// Package stamp differs each time: {time.time_ns()}.\npackage stamp\n")
+
+
 def rust_exit_from_code() -> None:
     """Rust: the code under test ends any test binary that calls it (cargo's live in target/*/deps/),
     successfully: cargo sees exit 0 and prints no failure."""

@@ -132,6 +132,10 @@ VERDICTS = [
     ("go_test_main_exits", "go", "docker", "unit-test"),
     ("go_exit_from_code", "go", "local", "unit-test"),
     ("go_exit_from_code", "go", "docker", "sc-1-3"),
+    # Go: a fixed Add forged into the build cache by a test, for the held-out eval of the next iteration
+    # (the two run concurrently in one): every command's cache is its own.
+    ("go_forged_build_cache", "go-2", "local", "sc-1-3"),
+    ("go_forged_build_cache", "go-2", "docker", "sc-1-3"),
     # Rust: a test binary that exits 0 from the code under test, a manifest that builds no unit tests.
     ("rust_exit_from_code", "rust", "local", "unit-test"),
     ("rust_exit_from_code", "rust", "docker", "sc-1-3"),
@@ -190,8 +194,8 @@ JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pypro
 
 
 def _victim(kind: str, root: Path) -> Path:
-    if kind == "go":
-        return go_victim(root)
+    if kind.startswith("go"):
+        return go_victim(root, iterations=int(kind.rsplit("-", 1)[1]) if kind[-1].isdigit() else 1)
     if kind == "rust":
         return rust_victim(root)
     if kind == "java":

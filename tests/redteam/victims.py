@@ -204,9 +204,9 @@ command = "go test -count=1 ."
 '''
 
 
-def go_victim(root: Path) -> Path:
+def go_victim(root: Path, iterations: int = 1) -> Path:
     """A Go module whose Add subtracts: plain ``go test`` (no format, no -v: it names failures only)
-    and a held-out eval in ``evals/``, a package of its own."""
+    and a held-out eval in ``evals/``, a package of its own; ``iterations`` is evaluator.maxIterations."""
     _write(root, {
         "go.mod": "module example.com/calc\n\ngo 1.22\n",
         "calc.go": "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
@@ -217,7 +217,7 @@ def go_victim(root: Path) -> Path:
         "evals/heldout_test.go": 'package evals\n\nimport (\n\t"testing"\n\n\t"example.com/calc"\n)\n\n'
                                  'func TestAddHeldOut(t *testing.T) {\n\tif calc.Add(1, 1) != 2 {\n'
                                  '\t\tt.Fatal("1 + 1")\n\t}\n}\n',
-        "sprintflow.toml": GO_CONFIG,
+        "sprintflow.toml": GO_CONFIG.replace("maxIterations = 1", f"maxIterations = {iterations}"),
     })
     criteria = [
         {"criterionId": "sc-1-1", "description": "The module builds.", "verificationMethod": "build",
