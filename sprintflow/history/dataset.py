@@ -262,19 +262,23 @@ def _read_consistent(folder: Path, columns: list[str] | None, attempts: int = 5,
     raise WorkspaceError(f"{folder}: files kept vanishing while being read (compaction loop?)")
 
 
-def live_parts(directory: Path | str, table_name: str) -> list[Path]:
+def live_parts(directory: Path | str, table_name: str, problems: list[str] | None = None) -> list[Path]:
     """The table's files whose rows a reader counts: readable Parquet, not merged into a compacted file.
 
     For queries that read the files themselves (DuckDB): a compacted file and its sources
-    listed together would count the sources' rows twice. A file that is not Parquet is left out.
+    listed together would count the sources' rows twice. A file that is not Parquet is left out
+    (and described in ``problems`` when a list is given).
     """
     folder = Path(directory) / table_name
     for _ in range(5):
+        skipped: list[str] = []
         try:
             schemas = {path: schema for path in _parts(folder)
-                       if (schema := _read_or_note(path, pq.read_schema, [])) is not None}
+                       if (schema := _read_or_note(path, pq.read_schema, skipped)) is not None}
         except FileNotFoundError:
             continue  # compacted away under us: list again
+        if problems is not None:
+            problems.extend(skipped)
         superseded = {name for schema in schemas.values()
                       for name in json.loads((schema.metadata or {}).get(_COMPACTED_FROM, b"[]"))}
         return [path for path in schemas if path.name not in superseded]

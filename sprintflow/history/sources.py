@@ -8,9 +8,9 @@ Torn lines and unreadable files are skipped and listed in ``History.problems``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from sprintflow.io.layout import WorkspaceLayout
 from sprintflow.schemas import EvalResult, load_document
 
 from .dataset import EVALS, as_table, parse_since, read_table
+from .query import EvalTable
 from .records import criterion_methods, eval_rows
 from .sprints import SPRINT_KEYS, sprint_ids
 
@@ -173,22 +174,47 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
     return as_table(EVALS, rows).to_pandas()
 
 
-@dataclass
 class History:
-    """Everything the reports read, as DataFrames."""
+    """Everything the reports read: the ``evals`` rows, and the workspace's other logs as DataFrames.
 
-    evals: pd.DataFrame
-    """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files; with the sprint's
-    columns loaded, ``sprint`` numbers each row's sprint (:func:`~sprintflow.history.sprints.sprint_ids`)."""
-    bugs: pd.DataFrame = field(default_factory=lambda: _frame([], BUG_COLUMNS, ["created_at", "updated_at"]))
-    scores: pd.DataFrame = field(default_factory=lambda: _frame([], SCORE_COLUMNS, ["recorded_at"]))
-    testruns: pd.DataFrame = field(default_factory=lambda: _frame([], TESTRUN_COLUMNS, ["recorded_at"]))
-    tests: pd.DataFrame = field(default_factory=lambda: _unit_test_frame([]))
-    """One row per test of each test run (:func:`unit_test_rows`)."""
-    problems: list[str] = field(default_factory=list)
-    """Lines or files that could not be read (skipped, never fatal)."""
-    synthetic: str | None = None
-    """What the history folder's :data:`SYNTHETIC_NOTE` says: set for a made-up demo history."""
+    The rows are both :attr:`table`, a DuckDB table whose queries read the Parquet files themselves
+    (what the report aggregates), and :attr:`evals`, a DataFrame loaded on first use (what a notebook
+    explores): a report never loads the rows into pandas.
+    """
+
+    def __init__(self, evals: pd.DataFrame | None = None, bugs: pd.DataFrame | None = None,
+                 scores: pd.DataFrame | None = None, testruns: pd.DataFrame | None = None,
+                 tests: pd.DataFrame | None = None, problems: list[str] | None = None,
+                 synthetic: str | None = None, *, table: EvalTable | None = None,
+                 load: Callable[[], pd.DataFrame] | None = None) -> None:
+        if evals is None and load is None:
+            raise ValueError("History needs its evals rows: a DataFrame or a way to load them")
+        self._evals, self._load, self._table = evals, load, table
+        self.bugs = _frame([], BUG_COLUMNS, ["created_at", "updated_at"]) if bugs is None else bugs
+        self.scores = _frame([], SCORE_COLUMNS, ["recorded_at"]) if scores is None else scores
+        self.testruns = _frame([], TESTRUN_COLUMNS, ["recorded_at"]) if testruns is None else testruns
+        self.tests = _unit_test_frame([]) if tests is None else tests
+        """One row per test of each test run (:func:`unit_test_rows`)."""
+        self.problems = [] if problems is None else problems
+        """Lines or files that could not be read (skipped, never fatal)."""
+        self.synthetic = synthetic
+        """What the history folder's :data:`SYNTHETIC_NOTE` says: set for a made-up demo history."""
+
+    @property
+    def evals(self) -> pd.DataFrame:
+        """The ``evals`` table (:data:`EVAL_SCHEMA`), plus unrecorded EvalResult files; with the sprint's
+        columns loaded, ``sprint`` numbers each row's sprint (:func:`~sprintflow.history.sprints.sprint_ids`)."""
+        if self._evals is None:
+            assert self._load is not None  # one of the two, checked when built
+            self._evals = self._load()
+        return self._evals
+
+    @property
+    def table(self) -> EvalTable:
+        """The same rows as a DuckDB table (:class:`~sprintflow.history.query.EvalTable`), for SQL over them."""
+        if self._table is None:
+            self._table = EvalTable.of(self.evals)
+        return self._table
 
 
 def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd.DataFrame:
@@ -198,6 +224,9 @@ def _after(frame: pd.DataFrame, column: str, since: datetime | str | None) -> pd
 def load_history(workspace: Path | str, since: datetime | str | None = None,
                  directory: Path | str | None = None, columns: list[str] | None = None) -> History:
     """The workspace's history: Parquet rows, unrecorded eval files, bugs, scores and test runs.
+
+    The rows are queried where they are (:attr:`History.table`); :attr:`History.evals` loads them into
+    pandas when first asked for.
 
     Args:
         workspace: the workspace whose logs are read (bugs, scores, runs, eval files); the bugs and
@@ -212,20 +241,17 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     directory = Path(directory) if directory is not None else WorkspaceLayout(workspace).history_dir
     problems: list[str] = []
     wanted = None if columns is None else list(dict.fromkeys(["eval_id", "timestamp", *columns]))
-    evals = read_table(directory, EVALS, since=since, columns=wanted, problems=problems)
-    files = eval_file_rows(workspace, known_ids=evals["eval_id"].unique(), problems=problems)
+    table = EvalTable.over_files(directory, since=since, columns=wanted, problems=problems)
+    files = _unrecorded(workspace, table, since, problems)
     if not files.empty:
-        files = _after(files, "timestamp", since)
-        evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
-    # Numbered once here: every report function groups by sprint, and numbering 2 M rows costs 70 ms.
-    if all(column in evals.columns for column in SPRINT_KEYS):
-        evals["sprint"] = sprint_ids(evals)
+        table = EvalTable.over_files(directory, since=since, columns=wanted, extra=files)
     # A shared history holds many workspaces: their test runs and bugs are read where they live.
-    homes = _workspaces(workspace, evals)
+    homes = _workspaces(workspace, table)
     runs = [document for home in homes for document in _test_run_documents(home, problems)]
     bugs = pd.concat([bug_rows(home, problems) for home in homes], ignore_index=True)
     return History(
-        evals=evals,
+        table=table,
+        load=partial(_evals_frame, directory, since, wanted, files),
         bugs=_after(bugs, "updated_at", since),
         scores=_after(score_rows(workspace, problems), "recorded_at", since),
         testruns=_after(_testrun_frame(runs), "recorded_at", since),
@@ -235,10 +261,32 @@ def load_history(workspace: Path | str, since: datetime | str | None = None,
     )
 
 
-def _workspaces(workspace: Path, evals: pd.DataFrame) -> list[Path]:
+def _unrecorded(workspace: Path, table: EvalTable, since: datetime | str | None,
+                problems: list[str]) -> pd.DataFrame:
+    """Rows of the workspace's EvalResult files that no history row records (after ``since``)."""
+    stems = [path.stem for path in WorkspaceLayout(workspace).evals_dir.glob("*.json")]
+    known = table.query("SELECT DISTINCT eval_id FROM evals WHERE eval_id IN (SELECT unnest($ids))",
+                        {"ids": stems})["eval_id"] if stems else []
+    files = eval_file_rows(workspace, known_ids=known, problems=problems) if stems else as_table(EVALS, []).to_pandas()
+    return _after(files, "timestamp", since)
+
+
+def _evals_frame(directory: Path, since: datetime | str | None, wanted: list[str] | None,
+                 files: pd.DataFrame) -> pd.DataFrame:
+    """The rows as one DataFrame (text as categoricals), numbered by sprint: what :attr:`History.evals` loads."""
+    evals = read_table(directory, EVALS, since=since, columns=wanted, problems=[])  # the table noted them
+    if not files.empty:
+        evals = pd.concat([evals, files if wanted is None else files[wanted]], ignore_index=True)
+    # Numbered once here: every report function groups by sprint, and numbering 2 M rows costs 70 ms.
+    if all(column in evals.columns for column in SPRINT_KEYS):
+        evals["sprint"] = sprint_ids(evals)
+    return evals
+
+
+def _workspaces(workspace: Path, table: EvalTable) -> list[Path]:
     """``workspace`` first, then every other workspace the history names that is still a folder here."""
     homes = [workspace.resolve()]
-    named = evals["workspace"].dropna().unique() if "workspace" in evals else []  # by codes: cheap
+    named = table.query("SELECT DISTINCT workspace FROM evals WHERE workspace IS NOT NULL")["workspace"]
     for name in sorted(str(value) for value in named):
         home = Path(name)
         if home.is_absolute() and home not in homes and home.is_dir():

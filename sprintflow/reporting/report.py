@@ -67,7 +67,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         since: the ``--since`` bound the history was read with, for the page's header.
         page: also build the interactive page's data (the costly part on a big history).
     """
-    evals, bugs = history.evals, history.bugs
+    evals, bugs = history.table, history.bugs  # the rows stay in DuckDB: every function gets small answers
     coverage = r.criteria_coverage(evals)
     to_green = r.time_to_green(evals)
     criterion_greens = r.criterion_greens(evals)
@@ -103,7 +103,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "testrun-trends": r.testrun_trends(history.testruns),
         "kill-rates": r.kill_rates(evals),
     }
-    kinds = evals["kind"].value_counts()
+    kinds = evals.query("SELECT kind, count(*) AS n FROM evals GROUP BY kind").set_index("kind")["n"]
     counts = {"evaluations": int(kinds.get("evaluation", 0)), "strategy results": int(kinds.get("strategy", 0)),
               "criterion results": int(kinds.get("criterion", 0)), "bug events": len(bugs),
               "score runs": len(history.scores), "test runs": len(history.testruns)}

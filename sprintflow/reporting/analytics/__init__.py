@@ -1,10 +1,13 @@
-"""Pure pandas analytics over the history: the answers to "is our agent getting better?".
+"""Analytics over the history: the answers to "is our agent getting better?".
 
-Every function takes DataFrames shaped like :mod:`sprintflow.history.dataset`
-loads them (``evals`` in :data:`~sprintflow.history.dataset.EVAL_SCHEMA` columns,
-``bugs``, ``scores``, ``testruns``, ``tests``) and returns a new small DataFrame; none
-reads files, prints or mutates its input. Notebooks, the HTML report and the
-Prefect artifacts all call these same functions.
+Every function takes the history's rows (``evals`` in :data:`~sprintflow.history.dataset.EVAL_SCHEMA`
+columns, as a DataFrame or as the DuckDB table over the Parquet files,
+:class:`~sprintflow.history.query.EvalTable`; ``bugs``, ``scores``, ``testruns``, ``tests`` as
+DataFrames) and returns a new small DataFrame; none prints or mutates its input. The aggregations
+over every row are SQL run by DuckDB where the rows are (a DataFrame is scanned in place, the files
+are read column by column), so a report over millions of rows never loads them into pandas; pandas
+gets the small answers, and the rows of evaluations (a tenth of the table). Notebooks, the HTML
+report and the Prefect artifacts all call these same functions.
 
 Conventions:
     * A pass rate counts decided outcomes only: ``pass / (pass + fail)``;

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals
 from sprintflow.reporting.analytics.green import criterion_greens
 from sprintflow.reporting.analytics.periods import _freq, period_start
-from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind
+from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind, _span
 
 __all__ = [
     "cost_over_time",
@@ -15,7 +16,7 @@ __all__ = [
 ]
 
 
-def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
+def cost_per_sprint(evals: Evals) -> pd.DataFrame:
     """Tokens and cost per sprint, summed over its evaluations; empty when never reported.
 
     Returns:
@@ -42,7 +43,7 @@ def cost_per_sprint(evals: pd.DataFrame) -> pd.DataFrame:
         ["cost_usd", "sprint"], ascending=[False, True], na_position="last", kind="stable", ignore_index=True)
 
 
-def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
+def cost_over_time(evals: Evals, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tokens and cost per period: per sprint and per passed criterion.
 
     A sprint counts in the period of its first evaluation; a
@@ -64,7 +65,7 @@ def cost_over_time(evals: pd.DataFrame, *, freq: str = "auto", greens: pd.DataFr
         [{'sprints': 1, 'passed_criteria': 1, 'cost_per_passed_criterion': 0.5}]
     """
     rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd", "timestamp")
-    freq = _freq(evals["timestamp"], freq)
+    freq = _freq(_span(evals), freq)
     frame = pd.DataFrame({"period": period_start(rows["timestamp"], freq), "contract_id": rows["contract_id"],
                           "tokens": rows["tokens"], "cost_usd": rows["cost_usd"]})
     grouped = frame.groupby("period", sort=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.reporting.analytics.rates import _outcome_counts
-from sprintflow.reporting.analytics.rows import _kind
+from sprintflow.history.query import Evals
+from sprintflow.reporting.analytics.rates import _COUNTS
+from sprintflow.reporting.analytics.rows import _of_kind
 
 __all__ = [
     "coverage_summary",
@@ -14,7 +15,7 @@ __all__ = [
 ]
 
 
-def criteria_coverage(evals: pd.DataFrame) -> pd.DataFrame:
+def criteria_coverage(evals: Evals) -> pd.DataFrame:
     """How each criterion was verified and whether it was ever exercised or passing.
 
     ``automatic`` is False for ``manual`` criteria and empty when the method is unknown.
@@ -24,14 +25,13 @@ def criteria_coverage(evals: pd.DataFrame) -> pd.DataFrame:
         ``contract_id, criterion, method, required, evaluations, passed, failed, skipped,
         automatic, exercised, ever_passed``.
     """
-    rows = _kind(evals, "criterion", "contract_id", "name", "method", "required", "result")
-    rows = rows.rename(columns={"name": "criterion"})
-    keys = ["contract_id", "criterion"]
-    table = _outcome_counts(rows, keys).drop(columns=["runs", "pass_rate", "ci_low", "ci_high"])
-    grouped = rows.groupby(keys, sort=True)
-    described = pd.DataFrame({"method": grouped["method"].last(), "required": grouped["required"].last(),
-                              "evaluations": grouped.size()}).reset_index()
-    table = described.merge(table, on=keys)
+    rows, source = _of_kind(evals, "criterion", "contract_id, name AS criterion, method, required, result, _row")
+    # The method and requirement are the criterion's last result that says them.
+    table = source.query(f"""
+        SELECT contract_id, criterion, arg_max(method, _row) FILTER (WHERE method IS NOT NULL) AS method,
+               arg_max(required, _row) FILTER (WHERE required IS NOT NULL) AS required, count(*) AS evaluations,
+               {_COUNTS}
+        FROM ({rows}) WHERE contract_id IS NOT NULL AND criterion IS NOT NULL GROUP BY ALL ORDER BY ALL""")
     method = table["method"]
     table["automatic"] = pd.array(np.where(method.isna(), None, method != "manual"), dtype="boolean")
     table["exercised"] = (table["passed"] + table["failed"]) > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals
 from sprintflow.reporting.analytics.costs import cost_per_sprint
 from sprintflow.reporting.analytics.green import time_to_green
 from sprintflow.reporting.analytics.rates import _outcome_counts, wilson_interval
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 
-def sprint_engines(evals: pd.DataFrame) -> pd.Series:
+def sprint_engines(evals: Evals) -> pd.Series:
     """Each sprint's engine (by :func:`sprint_ids` number): its first evaluation's (``(not reported)`` when none).
 
     Example:
@@ -33,7 +34,7 @@ def sprint_engines(evals: pd.DataFrame) -> pd.Series:
     return _engine_names(first.set_index("sprint")["engine"]).rename("engine")
 
 
-def engine_comparison(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
+def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
     """Engine A vs engine B: what analysts compare when they choose an agent.
 
     Evaluations count under the engine they recorded; sprints (:data:`SPRINT_KEYS`) under
@@ -94,7 +95,7 @@ _SIDE = ["sprints", "green", "first_green", "mean_iterations_to_green", "last_re
          "last_workspace", "last_at"]
 
 
-def _per_contract_engine(evals: pd.DataFrame, to_green: pd.DataFrame) -> pd.DataFrame:
+def _per_contract_engine(evals: Evals, to_green: pd.DataFrame) -> pd.DataFrame:
     """Each engine's sprints on each contract: counts, its first sprint's verdict, its latest evaluation."""
     evaluations = _kind(evals, "evaluation", "sprint", "eval_id", "workspace", "result", "timestamp", "iteration")
     last = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint", keep="last")
@@ -114,7 +115,7 @@ def _per_contract_engine(evals: pd.DataFrame, to_green: pd.DataFrame) -> pd.Data
     return table.reset_index()
 
 
-def engine_side_by_side(evals: pd.DataFrame, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
+def engine_side_by_side(evals: Evals, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
     """The same contract under two engines, side by side: each engine's sprints on it and their verdicts.
 
     A contract is paired when sprints of two engines ran it (copies of one project in many

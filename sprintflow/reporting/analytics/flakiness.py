@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.engines import sprint_engines
 from sprintflow.reporting.analytics.rates import _with_rate
 from sprintflow.reporting.analytics.rows import _kind
@@ -16,7 +17,37 @@ __all__ = [
 ]
 
 
-def flaky_strategies(evals: pd.DataFrame) -> pd.DataFrame:
+_FRESH = ("kind = 'strategy' AND result IN ('pass', 'fail') AND workspace_hash IS NOT NULL "
+          "AND cached IS DISTINCT FROM true")
+"""SQL: the strategy rows that say something about flakiness: fresh runs (not cached reuses) that passed or
+failed, on a known content hash."""
+
+
+def _reruns(rows: str) -> str:
+    """SQL: the runs of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``) on a (name, hash)
+    run more than once, in time order, each with ``before`` (the outcome of the run before it on that hash,
+    null for the first) and its ``position`` there (1 for the first).
+
+    Runs of a hash run once are left out before the runs are ordered: most hashes are judged once. The rows
+    are read twice rather than held (a million strategy rows with their hashes: 120 MB).
+    """
+    return f"""
+        WITH runs AS NOT MATERIALIZED (SELECT * FROM ({rows}) WHERE name IS NOT NULL),
+        repeated AS (SELECT name, workspace_hash FROM runs GROUP BY ALL HAVING count(*) > 1)
+        SELECT *, lag(passed) OVER run AS before, row_number() OVER run AS position
+        FROM runs SEMI JOIN repeated USING (name, workspace_hash)
+        WINDOW run AS (PARTITION BY name, workspace_hash ORDER BY timestamp, _row)"""
+
+
+def _strategy_reruns(table: EvalTable) -> str:
+    """The table of :func:`_reruns` of the fresh strategy runs, with their ``contract_id, executor, sprint``:
+    made once, for :func:`flaky_strategies` and the report page's flips."""
+    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, contract_id, executor, sprint, "
+            f"_row FROM {table.sprinted()} WHERE {_FRESH}")
+    return table.kept("strategy_reruns", _reruns(rows))
+
+
+def flaky_strategies(evals: Evals) -> pd.DataFrame:
     """Strategies whose outcome changed on the same workspace content (same ``workspace_hash``).
 
     Only fresh runs count: cached reuses and skipped results are left out, and
@@ -27,28 +58,22 @@ def flaky_strategies(evals: pd.DataFrame) -> pd.DataFrame:
         ``strategy, repeated_hashes`` (hashes run more than once), ``flaky_hashes`` (with both
         outcomes), ``runs``, ``flips``, ``flip_rate`` (flips / comparisons); flakiest first.
     """
-    rows = _kind(evals, "strategy", "name", "result", "workspace_hash", "cached", "timestamp")
-    rows = rows[rows["result"].isin(["pass", "fail"]) & rows["workspace_hash"].notna()
-                & ~rows["cached"].eq(True)]
-    # Integer codes make the sort and the group-bys cheap on millions of rows.
-    frame = pd.DataFrame({"strategy": rows["name"], "hash": pd.factorize(rows["workspace_hash"])[0],
-                          "passed": (rows["result"] == "pass").to_numpy(), "at": rows["timestamp"]})
-    frame = frame[frame.duplicated(["strategy", "hash"], keep=False)]
-    frame = frame.sort_values(["strategy", "hash", "at"], kind="stable")
-    same_group = frame[["strategy", "hash"]].eq(frame[["strategy", "hash"]].shift()).all(axis=1)
-    frame["flip"] = same_group & frame["passed"].ne(frame["passed"].shift())
-    per_hash = frame.groupby(["strategy", "hash"]).agg(runs=("passed", "size"), flips=("flip", "sum"),
-                                                       passes=("passed", "sum"))
-    per_hash["flaky"] = (per_hash["passes"] > 0) & (per_hash["passes"] < per_hash["runs"])
-    table = per_hash.groupby("strategy").agg(repeated_hashes=("runs", "size"), flaky_hashes=("flaky", "sum"),
-                                             runs=("runs", "sum"), flips=("flips", "sum"))
+    source = EvalTable.of(evals)
+    table = source.query(f"""
+        WITH per_hash AS (SELECT name AS strategy, workspace_hash, count(*) AS runs,
+                                 count(*) FILTER (WHERE passed <> before) AS flips,
+                                 count(*) FILTER (WHERE passed) AS passes
+                          FROM {_strategy_reruns(source)} GROUP BY ALL)
+        SELECT strategy, count(*) AS repeated_hashes, count(*) FILTER (WHERE passes > 0 AND passes < runs)
+               AS flaky_hashes, sum(runs)::BIGINT AS runs, sum(flips)::BIGINT AS flips
+        FROM per_hash GROUP BY strategy ORDER BY strategy""").set_index("strategy")
     table["flip_rate"] = table["flips"] / (table["runs"] - table["repeated_hashes"])
     table = table.astype({"flaky_hashes": np.int64, "flips": np.int64})
     return table.reset_index().sort_values(["flip_rate", "strategy"], ascending=[False, True],
                                            kind="stable", ignore_index=True)
 
 
-def tests_with_hashes(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+def tests_with_hashes(evals: Evals, tests: pd.DataFrame) -> pd.DataFrame:
     """Test outcomes with the content hash and contract of the evaluation whose unit-test run produced them.
 
     ``tests`` has one row per test of a TestRun (``run_id, test, passed``, see
@@ -61,7 +86,8 @@ def tests_with_hashes(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
         :func:`sprint_ids`'s number; the engine is the sprint's).
     """
     columns = ["test_run", "workspace_hash", "contract_id", "sprint", "timestamp", "executor"]
-    strategy = _kind(evals, "strategy", *columns) if "test_run" in evals else pd.DataFrame(columns=columns)
+    strategy = _kind(evals, "strategy", *columns, where="test_run IS NOT NULL") if "test_run" in evals \
+        else pd.DataFrame(columns=columns)
     linked = strategy[strategy["test_run"].notna()].astype({"test_run": object})
     linked = linked.drop_duplicates("test_run").set_index("test_run")
     engines = sprint_engines(evals) if "engine" in evals else pd.Series(dtype=object)
@@ -75,7 +101,7 @@ def tests_with_hashes(evals: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def flaky_tests(evals: pd.DataFrame, tests: pd.DataFrame, *, linked: pd.DataFrame | None = None) -> pd.DataFrame:
+def flaky_tests(evals: Evals, tests: pd.DataFrame, *, linked: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tests whose outcome changed on the same workspace content hash, ranked by flip rate.
 
     Within each (test, hash) the runs in time order are compared with the one

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.rates import _with_rate
 from sprintflow.reporting.analytics.rows import _engine_names, _kind
 
@@ -15,7 +16,7 @@ __all__ = [
 ]
 
 
-def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
+def time_to_green(evals: Evals) -> pd.DataFrame:
     """Per sprint: evaluations, iterations and wall time from its first evaluation to its first pass.
 
     Iterations count within the sprint run (a contract run again after needs-rework starts its
@@ -62,7 +63,7 @@ def time_to_green(evals: pd.DataFrame) -> pd.DataFrame:
     return table[columns].sort_values("first_at", kind="stable").rename_axis("sprint").reset_index()
 
 
-def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
+def criterion_greens(evals: Evals) -> pd.DataFrame:
     """Per (sprint, criterion): when first evaluated, when and after how many iterations of the sprint it
     first passed.
 
@@ -70,22 +71,26 @@ def criterion_greens(evals: pd.DataFrame) -> pd.DataFrame:
         ``sprint, contract_id, criterion, first_at, evaluations, green_at, iterations_to_green`` (empty
         when it never passed); ``sprint`` is :func:`sprint_ids`'s number.
     """
-    rows = _kind(evals, "criterion", "sprint", "contract_id", "name", "iteration", "result", "timestamp")
-    rows = rows.rename(columns={"name": "criterion"})
-    keys = ["sprint", "contract_id", "criterion"]
-    grouped = rows.groupby(keys, sort=True, observed=True)
-    table = pd.DataFrame({"first_at": grouped["timestamp"].min(), "evaluations": grouped.size()})
-    # Iterations count from the sprint's first judged iteration, whichever criterion it judged.
-    started = rows.groupby("sprint")["iteration"].min()
-    passes = rows[rows["result"] == "pass"].sort_values(["timestamp", "iteration"], kind="stable")
-    green = passes.drop_duplicates(keys).set_index(keys)
-    table["green_at"] = green["timestamp"].reindex(table.index)
-    after = green["iteration"] - started.reindex(green.index.get_level_values("sprint")).to_numpy() + 1
-    table["iterations_to_green"] = after.reindex(table.index).astype("Float64")
-    return table.reset_index()
+    source = EvalTable.of(evals)
+    # Iterations count from the sprint's first judged iteration, whichever criterion it judged; a criterion
+    # goes green at its first pass (earliest, then lowest iteration). The rows are read twice, not held.
+    table = source.query(f"""
+        WITH rows AS NOT MATERIALIZED (
+            SELECT sprint, contract_id, name AS criterion, iteration, result, timestamp, _row
+            FROM {source.sprinted()} WHERE kind = 'criterion'),
+        started AS (SELECT sprint, min(iteration) AS started FROM rows GROUP BY sprint)
+        SELECT sprint, contract_id, criterion, min(timestamp) AS first_at, count(*) AS evaluations,
+               min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
+               first(iteration ORDER BY timestamp, iteration, _row) FILTER (WHERE result = 'pass')
+                 - any_value(started) + 1 AS iterations_to_green
+        FROM rows JOIN started USING (sprint)
+        WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
+        GROUP BY sprint, contract_id, criterion ORDER BY sprint, contract_id, criterion""")
+    table["iterations_to_green"] = table["iterations_to_green"].astype("Float64")
+    return table
 
 
-def criterion_time_to_green(evals: pd.DataFrame, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
+def criterion_time_to_green(evals: Evals, *, greens: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per criterion id: in how many sprints it went green, after how many iterations and hours.
 
     A criterion goes green at the first evaluation where it passed; its clock

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals
 from sprintflow.reporting.analytics.rates import _with_rate
 from sprintflow.reporting.analytics.rows import _engine_names, _kind
 
@@ -13,7 +14,7 @@ __all__ = [
 ]
 
 
-def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
+def kill_rates(evals: Evals) -> pd.DataFrame:
     """The mutation check per engine: how much of the changed code the tests that passed really test.
 
     The generator's side is the unit-test strategies' mutants (killed / mutants over all of them,
@@ -36,7 +37,8 @@ def kill_rates(evals: pd.DataFrame) -> pd.DataFrame:
     keys = ["workspace", "contract_id", "iteration", "timestamp"]
     runs = _kind(evals, "evaluation", *keys, "engine", "tester_kill_rate").drop_duplicates(keys)
     runs["engine"] = _engine_names(runs["engine"])
-    checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate").dropna(subset=["mutants", "kill_rate"])
+    checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate",
+                    where="mutants IS NOT NULL AND kill_rate IS NOT NULL").dropna(subset=["mutants", "kill_rate"])
     checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left")
     checked["engine"] = _engine_names(checked["engine"])
     checked = checked.assign(mutants=checked["mutants"].astype(np.int64),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.reporting.analytics.periods import _freq, period_start
+from sprintflow.history.query import Evals
+from sprintflow.reporting.analytics.periods import _freq, _period_sql, period_start
 from sprintflow.reporting.analytics.rates import _outcome_counts, _with_rate
-from sprintflow.reporting.analytics.rows import _first_evaluations, _kind
+from sprintflow.reporting.analytics.rows import _first_evaluations, _of_kind, _span
 
 __all__ = [
     "criterion_pass_rate",
@@ -17,34 +18,31 @@ __all__ = [
 ]
 
 
-def pass_rate_by_strategy(evals: pd.DataFrame) -> pd.DataFrame:
+def pass_rate_by_strategy(evals: Evals) -> pd.DataFrame:
     """Pass rate of each strategy over every evaluation (cached reuses count: the evaluation saw them).
 
     Returns:
         One row per strategy: ``strategy, runs, passed, failed, skipped, pass_rate, ci_low, ci_high``,
         worst pass rate first.
     """
-    strategies = _kind(evals, "strategy", "name", "result").rename(columns={"name": "strategy"})
-    table = _outcome_counts(strategies, ["strategy"])
+    rows, table = _of_kind(evals, "strategy", "name AS strategy, result")
+    table = _outcome_counts(rows, ["strategy"], table)
     return table.sort_values(["pass_rate", "strategy"], kind="stable", ignore_index=True)
 
 
-def pass_rate_by_week(evals: pd.DataFrame, *, by_strategy: bool = True, freq: str = "W") -> pd.DataFrame:
+def pass_rate_by_week(evals: Evals, *, by_strategy: bool = True, freq: str = "W") -> pd.DataFrame:
     """Pass rate per period, per strategy (or of whole evaluations when ``by_strategy`` is False).
 
     Returns:
         ``week, [strategy,] runs, passed, failed, skipped, pass_rate, ci_low, ci_high``.
     """
-    rows = _kind(evals, "strategy" if by_strategy else "evaluation", "name", "result", "timestamp")
-    frame = pd.DataFrame({"week": period_start(rows["timestamp"], freq), "result": rows["result"]})
-    keys = ["week"]
-    if by_strategy:
-        frame["strategy"] = rows["name"]
-        keys.append("strategy")
-    return _outcome_counts(frame, keys)
+    keys = ["week", "strategy"] if by_strategy else ["week"]
+    rows, table = _of_kind(evals, "strategy" if by_strategy else "evaluation",
+                           f"{_period_sql('timestamp', freq)} AS week, name AS strategy, result")
+    return _outcome_counts(rows, keys, table)
 
 
-def first_pass_yield(evals: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
+def first_pass_yield(evals: Evals, *, freq: str | None = None) -> pd.DataFrame:
     """Share of sprints whose first evaluation passed, overall or per period of that evaluation.
 
     Returns:
@@ -61,7 +59,7 @@ def first_pass_yield(evals: pd.DataFrame, *, freq: str | None = None) -> pd.Data
     return _with_rate(table, "first_pass", "sprints", "yield")
 
 
-def criterion_pass_rate(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFrame:
+def criterion_pass_rate(evals: Evals, *, freq: str = "auto") -> pd.DataFrame:
     """Pass rate of each criterion id per period, over every contract that has it.
 
     Criterion ids repeat across contracts (``sc-1-1`` …): the trend of one id
@@ -78,7 +76,6 @@ def criterion_pass_rate(evals: pd.DataFrame, *, freq: str = "auto") -> pd.DataFr
         >>> criterion_pass_rate(frame)[["period", "passed", "runs"]].to_dict("records")[1]
         {'period': Timestamp('2026-01-06 00:00:00'), 'passed': 2, 'runs': 2}
     """
-    rows = _kind(evals, "criterion", "name", "result", "timestamp")
-    frame = pd.DataFrame({"period": period_start(rows["timestamp"], _freq(rows["timestamp"], freq)),
-                          "criterion": rows["name"], "result": rows["result"]})
-    return _outcome_counts(frame, ["period", "criterion"])
+    period = _period_sql("timestamp", _freq(_span(evals, "criterion"), freq))
+    rows, table = _of_kind(evals, "criterion", f"{period} AS period, name AS criterion, result")
+    return _outcome_counts(rows, ["period", "criterion"], table)

@@ -27,6 +27,27 @@ def period_start(timestamps: pd.Series, freq: str = "W") -> pd.Series:
     return naive.dt.to_period(freq).dt.start_time
 
 
+_SQL_UNITS = {"D": "day", "W": "week", "MS": "month", "M": "month", "QS": "quarter", "YS": "year"}
+
+
+def _period_sql(column: str, freq: str) -> str:
+    """SQL for :func:`period_start` of a timestamp column: the period's first day, naive UTC.
+
+    Example:
+        >>> _period_sql("timestamp", "W")
+        "date_trunc('week', make_timestamp(epoch_us(timestamp)))"
+    """
+    if freq not in _SQL_UNITS:
+        raise ValueError(f"period {freq!r}: expected one of {', '.join(_SQL_UNITS)}")
+    return f"date_trunc('{_SQL_UNITS[freq]}', {_utc_sql(column)})"
+
+
+def _utc_sql(column: str) -> str:
+    """SQL: a timestamp column as naive UTC. Not ``AT TIME ZONE 'UTC'``: that looks the zone up for every
+    row, three times slower on a million rows."""
+    return f"make_timestamp(epoch_us({column}))"
+
+
 def auto_freq(timestamps: pd.Series) -> str:
     """The period that fits the data's span: ``D`` up to 31 days, ``W`` up to two years, else ``MS``.
 

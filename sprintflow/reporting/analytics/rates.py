@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import EvalTable, frame_query
+
 __all__ = [
     "wilson_interval",
 ]
@@ -30,15 +32,33 @@ def wilson_interval(successes, trials, z: float = Z95) -> tuple[np.ndarray, np.n
     return np.where(n > 0, center - half, np.nan), np.where(n > 0, center + half, np.nan)
 
 
-def _outcome_counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """passed / failed / skipped / runs per group, with the pass rate and its Wilson interval."""
-    result = frame["result"]
-    counts = pd.DataFrame({
-        **{key: frame[key] for key in keys},
-        "passed": (result == "pass").astype(np.int64),
-        "failed": (result == "fail").astype(np.int64),
-        "skipped": (result == "skipped").astype(np.int64),
-    }).groupby(keys, sort=True, observed=True).sum().reset_index()
+_COUNTS = ("count(*) FILTER (WHERE result = 'pass') AS passed, count(*) FILTER (WHERE result = 'fail') AS failed, "
+           "count(*) FILTER (WHERE result = 'skipped') AS skipped")
+"""SQL: the outcomes of a group's rows, counted."""
+
+
+def _outcome_counts(rows: pd.DataFrame | str, keys: list[str], table: EvalTable | None = None) -> pd.DataFrame:
+    """passed / failed / skipped / runs per group (groups with an empty key left out, sorted by the keys),
+    with the pass rate and its Wilson interval.
+
+    Counted by DuckDB: ``rows`` is a DataFrame, or SQL over ``table`` (a query naming ``keys`` and ``result``),
+    so a million rows are counted where they are and only the counts come back.
+
+    Example:
+        >>> frame = pd.DataFrame({"name": ["lint", "lint", "build"], "result": ["pass", "skipped", "fail"]})
+        >>> _outcome_counts(frame, ["name"])[["name", "runs", "passed", "skipped"]].values.tolist()
+        [['build', 1, 0, 0], ['lint', 1, 1, 1]]
+    """
+    names = ", ".join(f'"{key}"' for key in keys)
+    sql = (f"SELECT {names}, {_COUNTS} "
+           f"FROM {'_rows' if table is None else f'({rows})'} "
+           f"WHERE {' AND '.join(f'{chr(34)}{key}{chr(34)} IS NOT NULL' for key in keys)} "
+           f"GROUP BY {names} ORDER BY {names}")
+    if table is None:
+        assert isinstance(rows, pd.DataFrame)
+        counts = frame_query(sql, _rows=rows)
+    else:
+        counts = table.query(sql)
     counts.insert(len(keys), "runs", counts["passed"] + counts["failed"])
     return _with_rate(counts, "passed", "runs", "pass_rate")
 

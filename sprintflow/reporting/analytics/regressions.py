@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import Evals
 from sprintflow.reporting.analytics.periods import period_start
 from sprintflow.reporting.analytics.rows import _kind
 
@@ -13,7 +14,7 @@ __all__ = [
 ]
 
 
-def regressions_over_time(evals: pd.DataFrame, *, freq: str = "W") -> pd.DataFrame:
+def regressions_over_time(evals: Evals, *, freq: str = "W") -> pd.DataFrame:
     """Regressions the evaluator reported (something passed before and fails now), per period.
 
     Returns:

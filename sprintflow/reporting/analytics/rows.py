@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sprintflow.history.sprints import sprint_ids
+from sprintflow.history.query import Evals, EvalTable
 
 __all__ = [
     "REPORT_COLUMNS",
@@ -21,19 +21,27 @@ UNKNOWN_ENGINE = "(not reported)"
 """The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
 
 
-def _kind(evals: pd.DataFrame, kind: str, *columns: str) -> pd.DataFrame:
-    # Select the columns first: filtering all of a wide frame copies every string column.
-    # A column the frame lacks (a history written before it existed) reads as empty.
-    # "sprint" is computed over the whole frame (:func:`sprint_ids`) unless the frame carries it.
-    present = [column for column in columns if column in evals.columns]
-    selected = (evals["kind"] == kind).to_numpy()
-    rows = evals.loc[selected, present]
-    computed = {"sprint": sprint_ids(evals)[selected]} if "sprint" in columns and "sprint" not in present else {}
-    missing = {column: None for column in columns if column not in present and column not in computed}
-    return rows.assign(**missing, **computed)[list(columns)]
+def _kind(evals: Evals, kind: str, *columns: str, where: str | None = None) -> pd.DataFrame:
+    # DuckDB reads only these columns of these rows (from the Parquet files, when the table is over them).
+    # A column the rows lack (a history written before it existed) reads as empty; "sprint" is numbered
+    # over the whole table (:func:`sprint_ids`) unless the rows carry it.
+    return EvalTable.of(evals).rows(kind, list(columns), where)
 
 
-def _first_evaluations(evals: pd.DataFrame) -> pd.DataFrame:
+def _of_kind(evals: Evals, kind: str, select: str) -> tuple[str, EvalTable]:
+    """SQL for the rows of one kind (``select``: the columns, as SQL), and the table it runs over."""
+    return f"SELECT {select} FROM evals WHERE kind = '{kind}'", EvalTable.of(evals)
+
+
+def _span(evals: Evals, kind: str | None = None) -> pd.Series:
+    """The first and the last timestamp of the rows (of one kind): what :func:`auto_freq` needs."""
+    where = f"WHERE kind = '{kind}'" if kind else ""
+    ends = EvalTable.of(evals).query(f"SELECT min(timestamp) AS t FROM evals {where} "
+                                     f"UNION ALL SELECT max(timestamp) FROM evals {where}")
+    return ends["t"].dropna()
+
+
+def _first_evaluations(evals: Evals) -> pd.DataFrame:
     """Each sprint's first evaluation (earliest timestamp, then lowest iteration)."""
     rows = _kind(evals, "evaluation", "sprint", "contract_id", "iteration", "result", "timestamp")
     rows = rows.sort_values(["timestamp", "iteration"], kind="stable")

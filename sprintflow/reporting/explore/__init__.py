@@ -18,8 +18,10 @@ Bounds that keep the page small (a few MB on a 2-million-row history):
   :data:`.page.DETAIL_LIMIT` of those, read from ``.sprintflow/evals/``;
 * flaky tests: the :data:`.page.TEST_LIMIT` tests with the most flips.
 
-Every function is pure pandas over the :class:`~sprintflow.history.sources.History`
-frames, except those of :mod:`.details`, which read the EvalResult files (and journals) they name.
+The cubes over every row (results and coverage per day and filter value, the strategies' flips, the
+sample's results) are SQL over :attr:`~sprintflow.history.sources.History.table` (DuckDB over the
+Parquet files); those over evaluations and sprints are pandas; :mod:`.details` reads the EvalResult
+files (and journals) they name.
 
 The modules: :mod:`.page` (:class:`~.page.PageData` and :func:`~.page.build_page_data`, which runs the
 others), :mod:`.cubes` (the day-level cubes and the filter values), :mod:`.sample` (the drill-down

@@ -1,7 +1,8 @@
 """The day-level cubes the page embeds: counts per day and per value of every filter, and the filter values.
 
-Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. Keys are
-categoricals, cheap to group on millions of rows.
+Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. The cubes
+over every row are grouped by DuckDB where the rows are; those over evaluations and sprints (a tenth of the
+rows, already in pandas) group categoricals.
 """
 
 from __future__ import annotations
@@ -9,8 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import EvalTable
 from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
+from sprintflow.reporting.analytics.flakiness import _reruns, _strategy_reruns
+from sprintflow.reporting.analytics.periods import _utc_sql
+from sprintflow.reporting.analytics.rates import _COUNTS
 
 __all__ = [
     "ALL",
@@ -57,14 +62,6 @@ def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
                      index=contracts.index)
 
 
-def _evaluation_keys(evals: pd.DataFrame) -> np.ndarray:
-    """One integer per evaluation: rows that share an eval id and a timestamp belong to one evaluation."""
-    ids = _cat(evals["eval_id"], "").cat.codes.to_numpy().astype(np.int64)
-    instants = pd.to_datetime(evals["timestamp"], utc=True).dt.tz_localize(None).to_numpy().view(np.int64)
-    stamps = pd.factorize(instants)[0].astype(np.int64)
-    return pd.factorize(ids * (int(stamps.max(initial=0)) + 2) + stamps)[0]
-
-
 def _contract_names(evaluations: pd.DataFrame) -> set[str]:
     """Contracts that can be picked one by one: the most recently evaluated ones."""
     last = evaluations.groupby("contract_id", observed=True)["timestamp"].max().sort_values(ascending=False)
@@ -97,51 +94,70 @@ def _sum_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return table
 
 
-def _counts(result: pd.Series) -> dict[str, np.ndarray]:
-    text = _cat(result, "")
-    codes = text.cat.codes.to_numpy()
-    categories = list(text.cat.categories)
+def _attributed(unmatched: str) -> str:
+    """SQL: every row of ``evals`` with the page's filter dimensions: ``day`` (a UTC midnight), ``contract``
+    (the bucket: ``_named`` lists the contracts picked one by one), ``engine_of_row`` and ``executor_of_row``.
 
-    def hits(value: str) -> np.ndarray:
-        return (codes == categories.index(value)).astype(np.int64) if value in categories \
-            else np.zeros(len(codes), dtype=np.int64)
-
-    return {"passed": hits("pass"), "failed": hits("fail"), "skipped": hits("skipped")}
-
-
-def _row_attributes(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, named: set[str]
-                    ) -> pd.DataFrame:
-    """Day, contract bucket, engine and executor of every row: the filter dimensions, as categoricals.
-
-    The engine is recorded on evaluation rows only, so every row takes its evaluation's.
+    The engine is recorded on evaluation rows only, so every row takes its evaluation's (the last
+    evaluation row with the same eval id and timestamp); a row without one takes ``unmatched``.
+    Contracts are bucketed by a join: a list lookup per row costs more than the grouping.
     """
-    engines = evaluations["engine"]
-    per_key = np.full(int(key.max(initial=-1)) + 1, len(engines.cat.categories), dtype=np.int64)
-    per_key[evaluations["key"].to_numpy()] = engines.cat.codes.to_numpy()
-    categories = [*engines.cat.categories, r.UNKNOWN_ENGINE] if r.UNKNOWN_ENGINE not in engines.cat.categories \
-        else [*engines.cat.categories, "(unmatched)"]
-    return pd.DataFrame({"day": _day(evals["timestamp"]), "contract": _bucket(evals["contract_id"], named),
-                         "engine": pd.Categorical.from_codes(per_key[key], categories=categories),
-                         "executor": _cat(evals["executor"], "(unknown)")}, index=evals.index)
+    return f"""
+        WITH engines AS (
+            SELECT coalesce(eval_id, '') AS eval_key, timestamp,
+                   arg_max(coalesce(engine, {_literal(r.UNKNOWN_ENGINE)}), _row) AS engine_of_row
+            FROM evals WHERE kind = 'evaluation' GROUP BY ALL)
+        SELECT e.kind, e.name, e.method, e.result, date_trunc('day', {_utc_sql("e.timestamp")}) AS day,
+               coalesce(n.contract, {_literal(OTHER_CONTRACTS)}) AS contract,
+               coalesce(g.engine_of_row, {_literal(unmatched)}) AS engine_of_row,
+               coalesce(e.executor, '(unknown)') AS executor_of_row
+        FROM evals e
+        LEFT JOIN engines g ON coalesce(e.eval_id, '') = g.eval_key AND e.timestamp IS NOT DISTINCT FROM g.timestamp
+        LEFT JOIN _named n ON e.contract_id = n.contract"""
 
 
-def _options(evals: pd.DataFrame, evaluations: pd.DataFrame, named: set[str]) -> dict[str, list[str]]:
+def _named(named: set[str]) -> pd.DataFrame:
+    """The contracts picked one by one, as the ``_named`` table the cubes' SQL joins."""
+    return pd.DataFrame({"contract": pd.Series(sorted(named), dtype=object)})
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _options(table: EvalTable, evaluations: pd.DataFrame, named: set[str]) -> dict[str, list[str]]:
     def distinct(values: pd.Series) -> list[str]:
         return sorted(str(v) for v in pd.unique(values.dropna().astype(object)))
 
     contracts = sorted(named)
     if len(named) < evaluations["contract_id"].nunique():
         contracts.append(OTHER_CONTRACTS)
+    names = table.query("SELECT DISTINCT kind, name FROM evals WHERE kind IN ('strategy', 'criterion') "
+                        "AND name IS NOT NULL")
     return {"contract": contracts, "engine": distinct(evaluations["engine"]),
-            "strategy": distinct(evals.loc[evals["kind"] == "strategy", "name"]),
-            "criterion": distinct(evals.loc[evals["kind"] == "criterion", "name"]),
+            "strategy": distinct(names.loc[names["kind"] == "strategy", "name"]),
+            "criterion": distinct(names.loc[names["kind"] == "criterion", "name"]),
             "executor": distinct(evaluations["executor"])}
 
 
-def _outcomes(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
-    frame = pd.DataFrame({"level": _cat(evals["kind"]), "name": _cat(evals["name"], ""), **attributes,
-                          **_counts(evals["result"])})
-    return _sum_by(frame, ["day", "level", "name", "contract", "engine", "executor"])
+def _outcomes(table: EvalTable, named: set[str], unmatched: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Results per day, level (the row's kind), name and filter value; and criterion results per day,
+    verification method, criterion and filter value (:func:`_coverage`'s cube), in one pass over the rows."""
+    cubes = table.query(f"""
+        SELECT strftime(day, '%Y-%m-%d') AS day, level, by_method, method, name, contract, engine, executor,
+               passed, failed, skipped
+        FROM (SELECT day, kind AS level, grouping(method) = 0 AS by_method, coalesce(method, '(unknown)') AS method,
+                     coalesce(name, '') AS name, contract, engine_of_row AS engine, executor_of_row AS executor,
+                     {_COUNTS}
+              FROM ({_attributed(unmatched)}) WHERE day IS NOT NULL AND kind IS NOT NULL
+              GROUP BY GROUPING SETS ((day, kind, name, contract, engine_of_row, executor_of_row),
+                                      (day, kind, method, name, contract, engine_of_row, executor_of_row)))""",
+                        _named=_named(named))
+    keys = ["day", "level", "name", "contract", "engine", "executor"]
+    outcomes = cubes[~cubes["by_method"]].drop(columns=["by_method", "method"])
+    coverage = cubes[cubes["by_method"] & (cubes["level"] == "criterion")].drop(columns=["by_method", "level"])
+    return (outcomes.sort_values(keys, ignore_index=True),
+            coverage.sort_values(["day", "method", *keys[2:]], ignore_index=True))
 
 
 def _constant(value: str, index: pd.Index) -> pd.Series:
@@ -213,38 +229,42 @@ def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataF
     return table.reset_index()
 
 
-def _flips(history: History, sprints: np.ndarray, first: pd.DataFrame, named: set[str],
-           linked_tests: pd.DataFrame | None) -> pd.DataFrame:
+def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests: pd.DataFrame | None
+           ) -> pd.DataFrame:
     """Comparisons and flips of consecutive fresh runs on one content hash, per test and per strategy."""
-    tests = r.tests_with_hashes(history.evals, history.tests) if linked_tests is None else linked_tests
+    table = history.table
+    tests = r.tests_with_hashes(table, history.tests) if linked_tests is None else linked_tests
     tests = tests[tests["workspace_hash"].notna()]
-    evals = history.evals
-    fresh = ((evals["kind"] == "strategy") & evals["result"].isin(["pass", "fail"])
-             & evals["workspace_hash"].notna() & ~evals["cached"].eq(True)).to_numpy()
-    strategies = evals.loc[fresh, ["name", "workspace_hash", "result", "timestamp", "contract_id", "executor"]]
-    strategies = strategies.assign(sprint=sprints[fresh])
-    tests = tests.assign(result=tests["passed"].map({True: "pass", False: "fail"}), name=tests["test"])
-    return pd.concat([_flip_cube(level, rows, first, named) for level, rows in (("test", tests),
-                                                                               ("strategy", strategies))],
+    tests = pd.DataFrame({
+        **{column: tests[column].astype(object) for column in ("workspace_hash", "contract_id", "executor")},
+        "name": tests["test"].astype(object), "passed": tests["passed"].astype(bool),
+        "timestamp": pd.to_datetime(tests["timestamp"], utc=True),
+        "sprint": pd.to_numeric(tests["sprint"], errors="coerce").astype("Int64"),
+        "_row": np.arange(len(tests), dtype=np.int64)})
+    engines = pd.DataFrame({"sprint": first.index.to_numpy(dtype=np.int64),
+                            "engine": first["engine"].astype(object).fillna(r.UNKNOWN_ENGINE).to_numpy()})
+    return pd.concat([table.query(_flip_cube("test", _reruns("SELECT * FROM _tests")), _tests=tests,
+                                  _engines=engines, _named=_named(named)),
+                      table.query(_flip_cube("strategy", f"SELECT * FROM {_strategy_reruns(table)}"), _engines=engines,
+                                  _named=_named(named))],
                      ignore_index=True)
 
 
-def _flip_cube(level: str, rows: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
-    """One level of :func:`_flips`: runs in time order within each (name, hash); a changed outcome is a flip."""
-    names = _cat(rows["name"])
-    frame = pd.DataFrame({"name": names.cat.codes.to_numpy(), "hash": _cat(rows["workspace_hash"]).cat.codes.to_numpy(),
-                          "passed": (rows["result"] == "pass").to_numpy(),
-                          "at": pd.to_datetime(rows["timestamp"], utc=True)}, index=rows.index)
-    frame = frame[frame.duplicated(["name", "hash"], keep=False)].sort_values(["name", "hash", "at"], kind="stable")
-    same = (frame["name"].diff().eq(0) & frame["hash"].diff().eq(0)).to_numpy()
-    flipped = frame["passed"].ne(frame["passed"].shift()).to_numpy()
-    kept = frame.index[same]
-    out = pd.DataFrame({"day": _day(frame.loc[kept, "at"]), "level": _constant(level, kept),
-                        "name": names.loc[kept], "contract": _bucket(rows.loc[kept, "contract_id"], named),
-                        "engine": _of_sprints(rows.loc[kept, "sprint"], first, "engine", r.UNKNOWN_ENGINE),
-                        "executor": _cat(rows.loc[kept, "executor"], "(unknown)"), "comparisons": 1,
-                        "flips": flipped[same].astype(np.int64)}, index=kept)
-    return _sum_by(out, ["day", "level", "name", "contract", "engine", "executor"])
+def _flip_cube(level: str, reruns: str) -> str:
+    """SQL of one level of :func:`_flips` over ``reruns`` (SQL of :func:`~.flakiness._reruns` of rows naming
+    ``name, workspace_hash, passed, timestamp, contract_id, executor, sprint, _row``): a changed outcome is a
+    flip, counted on the later run's day, under its sprint's engine (``_engines``) and its contract's bucket
+    (``_named``)."""
+    return f"""
+        SELECT strftime(day, '%Y-%m-%d') AS day, level, name, contract, engine, executor, comparisons, flips
+        FROM (SELECT date_trunc('day', {_utc_sql("timestamp")}) AS day, {_literal(level)} AS level, name,
+                     coalesce(n.contract, {_literal(OTHER_CONTRACTS)}) AS contract,
+                     coalesce(e.engine, {_literal(r.UNKNOWN_ENGINE)}) AS engine,
+                     coalesce(executor, '(unknown)') AS executor, count(*) AS comparisons,
+                     count(*) FILTER (WHERE passed <> before) AS flips
+              FROM ({reruns}) LEFT JOIN _engines e USING (sprint) LEFT JOIN _named n ON contract_id = n.contract
+              WHERE position > 1 AND timestamp IS NOT NULL GROUP BY ALL)
+        ORDER BY ALL"""
 
 
 def _most_flipping(cube: pd.DataFrame, limit: int) -> pd.DataFrame:
@@ -253,14 +273,6 @@ def _most_flipping(cube: pd.DataFrame, limit: int) -> pd.DataFrame:
     tests = cube["level"] == "test"
     flipping = cube[tests].groupby("name")["flips"].sum().nlargest(limit).index
     return cube[~tests | cube["name"].isin(flipping)].reset_index(drop=True)
-
-
-def _coverage(evals: pd.DataFrame, attributes: pd.DataFrame) -> pd.DataFrame:
-    is_criterion = (evals["kind"] == "criterion").to_numpy()
-    rows = evals.loc[is_criterion]
-    frame = pd.DataFrame({"method": _cat(rows["method"], "(unknown)"), "name": _cat(rows["name"], ""),
-                          **attributes.loc[is_criterion], **_counts(rows["result"])})
-    return _sum_by(frame, ["day", "method", "name", "contract", "engine", "executor"])
 
 
 def _bugs(bugs: pd.DataFrame, named: set[str]) -> pd.DataFrame:

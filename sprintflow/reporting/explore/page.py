@@ -16,15 +16,12 @@ from sprintflow.reporting.explore.cubes import (
     _bugs,
     _cat,
     _contract_names,
-    _coverage,
     _day,
-    _evaluation_keys,
     _flips,
     _greens,
     _most_flipping,
     _options,
     _outcomes,
-    _row_attributes,
     _scores,
 )
 from sprintflow.reporting.explore.details import eval_details, side_by_side_feedback
@@ -101,18 +98,12 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
             :func:`~sprintflow.reporting.analytics.engine_side_by_side`'s and ``linked_tests``
             :func:`~sprintflow.reporting.analytics.tests_with_hashes`', likewise.
     """
-    evals = history.evals
-    to_green = r.time_to_green(evals) if to_green is None else to_green
-    criterion_greens = r.criterion_greens(evals) if criterion_greens is None else criterion_greens
-    key = _evaluation_keys(evals)
-    is_eval = (evals["kind"] == "evaluation").to_numpy()
+    table = history.table  # the rows stay in DuckDB: the cubes over every row are aggregated there
+    to_green = r.time_to_green(table) if to_green is None else to_green
+    criterion_greens = r.criterion_greens(table) if criterion_greens is None else criterion_greens
     columns = ["eval_id", "workspace", "contract_id", "sprint_run", "run_id", "iteration", "result", "timestamp",
-               "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions"]
-    evaluations = evals.loc[is_eval, [c for c in columns if c in evals.columns]].copy()
-    evaluations = evaluations.assign(**{c: None for c in columns if c not in evaluations.columns})
-    sprints = evals["sprint"].to_numpy() if "sprint" in evals.columns else r.sprint_ids(evals)
-    evaluations["key"] = key[is_eval]
-    evaluations["sprint"] = sprints[is_eval]
+               "engine", "executor", "workspace_hash", "tokens", "cost_usd", "regressions", "sprint"]
+    evaluations = table.rows("evaluation", columns)
     evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)
     evaluations["executor"] = _cat(evaluations["executor"], "(unknown)")
     evaluations["day"] = _day(evaluations["timestamp"])
@@ -121,23 +112,25 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     # Each sprint's first evaluation: the engine and executor every figure of the sprint is filed under.
     first = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
     first = first.set_index("sprint")
-    attributes = _row_attributes(evals, evaluations, key, named)
+    # Rows without an evaluation are filed under an engine no evaluation has.
+    unmatched = "(unmatched)" if (evaluations["engine"] == r.UNKNOWN_ENGINE).any() else r.UNKNOWN_ENGINE
+    outcomes, coverage = _outcomes(table, named, unmatched)
     data = PageData(
-        outcomes=_outcomes(evals, attributes),
+        outcomes=outcomes,
         greens=_greens(to_green, criterion_greens, first, named),
         activity=_activity(evaluations, criterion_greens, first, named),
-        flips=_flips(history, sprints, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
-        coverage=_coverage(evals, attributes),
+        flips=_flips(history, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
+        coverage=coverage,
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
         evaluations=[],
-        options=_options(evals, evaluations, named),
+        options=_options(table, evaluations, named),
     )
     days = evaluations["day"].astype(object).dropna()
     data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
-    data.evaluations = _sample(evals, evaluations, key, to_green, _flow_run_page())
+    data.evaluations = _sample(table, evaluations, to_green, _flow_run_page())
     data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
-    pairs = r.engine_side_by_side(evals, to_green=to_green) if side_by_side is None else side_by_side
+    pairs = r.engine_side_by_side(table, to_green=to_green) if side_by_side is None else side_by_side
     data.side_by_side = side_by_side_feedback(pairs, workspace)
     data.pairs = records(r.engine_pairs(pairs))
     retested = int(data.flips.loc[data.flips["level"] == "test", "name"].nunique()) if len(data.flips) else 0

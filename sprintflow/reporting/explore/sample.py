@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from sprintflow.history.query import EvalTable
 from sprintflow.reporting.explore.cubes import NEVER
 
 __all__ = [
@@ -29,23 +29,26 @@ def _flow_run_page() -> str | None:
     return f"{ui}/runs/flow-run/"
 
 
-def _sample(evals: pd.DataFrame, evaluations: pd.DataFrame, key: np.ndarray, to_green: pd.DataFrame,
+def _sample(table: EvalTable, evaluations: pd.DataFrame, to_green: pd.DataFrame,
             flow_runs: str | None = None) -> list[dict[str, Any]]:
     """The newest evaluations of each day and result, with their strategy and criterion results."""
     picked = evaluations.sort_values("timestamp", ascending=False, kind="stable")
     picked = picked.groupby(["day", "result"], observed=True, sort=False).head(SAMPLE_PER_DAY).head(SAMPLE_LIMIT)
     picked = picked.astype({"day": object, "contract": object, "engine": object, "executor": object})
-    wanted = np.isin(key, picked["key"].to_numpy())
-    parts = evals.loc[wanted & (evals["kind"] != "evaluation").to_numpy(), ["kind", "name", "result"]]
-    parts = parts.assign(key=key[wanted & (evals["kind"] != "evaluation").to_numpy()])
-    results: dict[int, dict[str, dict[str, str]]] = {}
-    for row in parts.itertuples(index=False):
-        entry = results.setdefault(int(row.key), {"strategy": {}, "criterion": {}})
-        entry["strategy" if row.kind == "strategy" else "criterion"][str(row.name)] = str(row.result)
+    # Rows that share an eval id and a timestamp belong to one evaluation.
+    keys = pd.DataFrame({"eval_key": picked["eval_id"].astype(object).fillna("").astype(str).to_numpy(),
+                         "timestamp": pd.to_datetime(picked["timestamp"], utc=True).to_numpy(),
+                         "position": range(len(picked))})
+    parts = table.query("""
+        SELECT p.position, e.kind, e.name, e.result FROM evals e
+        JOIN _picked p ON coalesce(e.eval_id, '') = p.eval_key AND e.timestamp IS NOT DISTINCT FROM p.timestamp
+        WHERE e.kind IS DISTINCT FROM 'evaluation' ORDER BY e._row""", _picked=keys)
+    results: list[dict[str, dict[str, str]]] = [{"strategy": {}, "criterion": {}} for _ in range(len(picked))]
+    for position, kind, name, result in zip(*(parts[c].tolist() for c in parts.columns), strict=True):
+        results[position]["strategy" if kind == "strategy" else "criterion"][str(name)] = str(result)
     green_at = to_green.set_index("sprint")["iterations_to_green"]
     records = []
-    for row in picked.itertuples(index=False):
-        parts_of = results.get(int(row.key), {"strategy": {}, "criterion": {}})
+    for row, parts_of in zip(picked.itertuples(index=False), results, strict=True):
         green = green_at.get(int(row.sprint))
         records.append({
             "key": f"{row.eval_id}@{row.timestamp.isoformat()}", "eval_id": row.eval_id,
