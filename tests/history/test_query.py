@@ -2,13 +2,17 @@
 
 import shutil
 
+import pandas as pd
 import pytest
 from synthetic_history import synthetic_evals
 
 from sprintflow.errors import InputError
 from sprintflow.history.dataset import EVALS, append_rows, compact, live_parts, read_table
-from sprintflow.history.query import history_query
+from sprintflow.history.query import EvalTable, history_query
+from sprintflow.history.records import record_evaluation
+from sprintflow.history.sources import load_history
 from sprintflow.reporting import analytics as r
+from tests.history.test_dataset import make_eval
 
 BY_STRATEGY = """
 SELECT name AS strategy, count(*) FILTER (WHERE result = 'pass') AS passed,
@@ -57,3 +61,38 @@ def test_sql_duckdb_refuses_is_one_clear_line(history):
     with pytest.raises(InputError, match=r'^history query: Binder Error: .*"nope"') as raised:
         history_query(history, "SELECT nope FROM evals")
     assert "\n" not in str(raised.value)
+
+
+def test_the_analytics_over_the_files_answer_as_over_the_loaded_rows(history):
+    # One implementation per question: the same SQL over the Parquet files (the report's path) and over the
+    # DataFrame a notebook loads, so the two give the same tables.
+    loaded = load_history(history, directory=history, columns=r.REPORT_COLUMNS)
+    for function in (r.pass_rate_by_strategy, r.pass_rate_by_week, r.criterion_pass_rate, r.time_to_green,
+                     r.criterion_greens, r.criteria_coverage, r.flaky_strategies, r.cost_per_sprint,
+                     r.engine_comparison, r.first_pass_yield, r.kill_rates):
+        pd.testing.assert_frame_equal(function(loaded.table), function(loaded.evals), check_dtype=False,
+                                      check_index_type=False, obj=function.__name__)
+
+
+def test_the_table_counts_a_since_bound_and_unrecorded_eval_files_as_the_loaded_rows(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    recorded = make_eval(iteration=1, timestamp="2026-05-01T00:00:00Z")
+    record_evaluation(tmp_path, recorded, content_hash="h", executor="local", image=None, run_id="r")
+    later = make_eval(iteration=2, result="pass", timestamp="2026-05-10T00:00:00Z")
+    for result in (recorded, later):  # the later one is only a file: no history row records it
+        path = tmp_path / ".sprintflow" / "evals" / f"{result.eval_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(result.to_json(), encoding="utf-8")
+    for since, iterations in ((None, [1, 2]), ("2026-05-05", [2])):
+        loaded = load_history(tmp_path, since=since)
+        rows = loaded.table.rows("evaluation", ["iteration", "sprint"])
+        assert rows["iteration"].tolist() == iterations
+        assert rows["sprint"].tolist() == loaded.evals.loc[loaded.evals.kind == "evaluation", "sprint"].tolist()
+
+
+def test_sprints_are_numbered_in_sql_as_in_pandas(history):
+    loaded = load_history(history, directory=history, columns=r.REPORT_COLUMNS)
+    for kind in ("evaluation", "criterion"):
+        expected = loaded.evals.loc[loaded.evals.kind == kind, "sprint"].tolist()
+        assert loaded.table.rows(kind, ["sprint"])["sprint"].tolist() == expected
+        assert EvalTable.of(loaded.evals.drop(columns="sprint")).rows(kind, ["sprint"])["sprint"].tolist() == expected

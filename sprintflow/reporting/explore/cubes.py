@@ -35,7 +35,9 @@ NEVER = 99
 def _cat(values: pd.Series | np.ndarray, missing: str | None = None) -> pd.Series:
     """``values`` as a categorical (cheap to group on millions of rows), nulls as ``missing`` when given."""
     series = values if isinstance(values, pd.Series) else pd.Series(values)
-    if not isinstance(series.dtype, pd.CategoricalDtype):
+    if isinstance(series.dtype, pd.StringDtype):  # text from DuckDB: directly, a fifth of going through objects
+        series = series.astype("category")
+    elif not isinstance(series.dtype, pd.CategoricalDtype):
         series = series.astype(object).astype("category")
     if missing is not None and series.isna().any():
         if missing not in series.cat.categories:
