@@ -98,6 +98,7 @@ _SIDE = ["sprints", "green", "first_green", "mean_iterations_to_green", "last_re
 def _per_contract_engine(evals: Evals, to_green: pd.DataFrame) -> pd.DataFrame:
     """Each engine's sprints on each contract: counts, its first sprint's verdict, its latest evaluation."""
     evaluations = _kind(evals, "evaluation", "sprint", "eval_id", "workspace", "result", "timestamp", "iteration")
+    evaluations = evaluations[evaluations["sprint"].isin(to_green["sprint"])]
     last = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint", keep="last")
     last = last.set_index("sprint")
     sprints = to_green.sort_values("first_at", kind="stable").assign(
@@ -142,9 +143,11 @@ def engine_side_by_side(evals: Evals, *, to_green: pd.DataFrame | None = None) -
     columns = ["contract_id", "engine_a", "engine_b", *[f"{c}_{side}" for side in "ab" for c in _SIDE]]
     empty = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     to_green = time_to_green(evals) if to_green is None else to_green
-    if to_green["engine"].nunique() < 2:  # nothing to pair (and an empty history has no timestamps to map)
+    # Only contracts that two engines ran pair up: the others are left out before their sprints are read.
+    shared = to_green.groupby("contract_id")["engine"].transform("nunique") > 1
+    if not shared.any():  # nothing to pair (and an empty history has no timestamps to map)
         return empty
-    per = _per_contract_engine(evals, to_green)
+    per = _per_contract_engine(evals, to_green[shared])
     pairs = per.merge(per, on="contract_id", suffixes=("_a", "_b"))
     pairs = pairs[pairs["engine_a"] < pairs["engine_b"]]
     if pairs.empty:

@@ -72,20 +72,22 @@ def criterion_greens(evals: Evals) -> pd.DataFrame:
         when it never passed); ``sprint`` is :func:`sprint_ids`'s number.
     """
     source = EvalTable.of(evals)
-    # Iterations count from the sprint's first judged iteration, whichever criterion it judged; a criterion
-    # goes green at its first pass (earliest, then lowest iteration). The rows are read twice, not held.
+    # Iterations count from the sprint's first judged iteration, whichever criterion it judged (a row without
+    # a criterion id counts there too); a criterion goes green at its first pass (earliest, then lowest
+    # iteration, then first recorded).
     table = source.query(f"""
-        WITH rows AS NOT MATERIALIZED (
-            SELECT sprint, contract_id, name AS criterion, iteration, result, timestamp, _row
-            FROM {source.sprinted()} WHERE kind = 'criterion'),
-        started AS (SELECT sprint, min(iteration) AS started FROM rows GROUP BY sprint)
-        SELECT sprint, contract_id, criterion, min(timestamp) AS first_at, count(*) AS evaluations,
-               min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
-               first(iteration ORDER BY timestamp, iteration, _row) FILTER (WHERE result = 'pass')
-                 - any_value(started) + 1 AS iterations_to_green
-        FROM rows JOIN started USING (sprint)
-        WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
-        GROUP BY sprint, contract_id, criterion ORDER BY sprint, contract_id, criterion""")
+        WITH groups AS (
+            SELECT sprint, contract_id, name AS criterion, min(timestamp) AS first_at, count(*) AS evaluations,
+                   min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
+                   arg_min(iteration, {{'at': timestamp, 'iteration': iteration, 'row': _row}})
+                     FILTER (WHERE result = 'pass') AS green_iteration,
+                   min(iteration) AS started
+            FROM {source.sprinted()} WHERE kind = 'criterion' GROUP BY ALL),
+        counted AS (SELECT *, min(started) OVER (PARTITION BY sprint) AS sprint_started FROM groups)
+        SELECT sprint, contract_id, criterion, first_at, evaluations, green_at,
+               green_iteration - sprint_started + 1 AS iterations_to_green
+        FROM counted WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
+        ORDER BY sprint, contract_id, criterion""")
     table["iterations_to_green"] = table["iterations_to_green"].astype("Float64")
     return table
 
