@@ -10,6 +10,8 @@ sources are left out), and a file written before a column existed reads that col
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalTable", "Evals", "frame_query", "history_query"]
 
+_MEMORY_LIMIT = "1GB"
+"""What DuckDB may hold at once (hash tables, sorts); past it, it spills to a temporary folder."""
 _FILE_ROWS = 1 << 40
 """Row order across files: a file's index times this, plus its row number (files hold far fewer rows)."""
 
@@ -51,6 +55,10 @@ def _connect() -> duckdb.DuckDBPyConnection:
 
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")  # timestamps come back in UTC, as the Parquet files hold them
+    # DuckDB takes 80 % of the machine's memory by default and fails where a process is given less; within
+    # this it spills to disk (a temporary folder, not the current one), and the report's frames get the rest.
+    connection.execute(f"SET memory_limit = '{_MEMORY_LIMIT}'; SET temp_directory = "
+                       f"{_quote(str(Path(tempfile.gettempdir()) / f'sprintflow-duckdb-{os.getpid()}'))}")
     try:  # no progress bar on the report's terminal (in Jupyter, DuckDB refuses the setting without ipywidgets)
         connection.execute("SET enable_progress_bar = false")
     except duckdb.Error:
@@ -190,7 +198,7 @@ class EvalTable:
 
     def rows(self, kind: str, columns: list[str], where: str | None = None) -> pd.DataFrame:
         """The rows of one ``kind`` (and the SQL condition ``where``) with ``columns``, in the table's order
-        (``sprint``: the sprint's number). A column the table lacks reads as empty.
+        (``sprint``: the sprint's number; ``_row``: the row's place). A column the table lacks reads as empty.
 
         Evaluation rows, a tenth of the table that most reports read, are fetched once per column.
         """
@@ -215,7 +223,7 @@ class EvalTable:
         return self._evaluations[columns]
 
     def _select(self, columns: list[str]) -> str:
-        known = set(_TYPES) | set(self.columns) | {"sprint"}
+        known = set(_TYPES) | set(self.columns) | {"sprint", "_row"}
         return ", ".join(_name(c) if c in known else f"NULL AS {_name(c)}" for c in columns)
 
 
