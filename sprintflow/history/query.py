@@ -142,19 +142,21 @@ class EvalTable:
         connection.execute(statement)
         return cls(connection, wanted)
 
-    def query(self, sql: str, params: dict[str, Any] | None = None, **frames: pd.DataFrame) -> pd.DataFrame:
+    def query(self, sql: str, params: dict[str, Any] | None = None, *, categorical: bool = False,
+              **frames: pd.DataFrame) -> pd.DataFrame:
         """The answer to ``sql`` (over the view ``evals``; ``$name`` placeholders filled from ``params``; each
         of ``frames`` scanned in place under its keyword's name).
+
+        ``categorical`` gives text columns as categoricals: for answers that pandas sorts, filters and
+        groups further (moving integer codes costs a fraction of moving Arrow strings).
 
         Raises:
             InputError: DuckDB refused the SQL (its first line says why).
         """
-        return self._answer(sql, params, frames)
+        return self._answer(sql, params, frames, categorical)
 
     def _answer(self, sql: str, params: dict[str, Any] | None, frames: dict[str, pd.DataFrame],
                 categorical: bool = False) -> pd.DataFrame:
-        """:meth:`query`'s answer; with ``categorical``, text columns as categoricals (rows that pandas sorts,
-        filters and groups: moving integer codes costs a fraction of moving Arrow strings)."""
         import duckdb
 
         try:

@@ -87,7 +87,7 @@ def criterion_greens(evals: Evals) -> pd.DataFrame:
         SELECT sprint, contract_id, criterion, first_at, evaluations, green_at,
                green_iteration - sprint_started + 1 AS iterations_to_green
         FROM counted WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
-        ORDER BY sprint, contract_id, criterion""")
+        ORDER BY sprint, contract_id, criterion""", categorical=True)  # grouped again by the report and its page
     table["iterations_to_green"] = table["iterations_to_green"].astype("Float64")
     return table
 
