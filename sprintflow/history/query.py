@@ -122,8 +122,7 @@ class EvalTable:
         wanted = list(EVAL_SCHEMA.names) if columns is None else list(columns)
         sources = []
         if files:
-            connection.read_parquet(files, union_by_name=True).create_view("_files")
-            present = [str(name) for name in connection.execute("SELECT * FROM _files LIMIT 0").df().columns]
+            present = [str(name) for name in connection.read_parquet(files, union_by_name=True).columns]
             sources.append(f"SELECT {_select(present)}, file_index * {_FILE_ROWS} + file_row_number AS _row "
                            "FROM read_parquet($files, union_by_name = true)")
         if extra is not None and len(extra):
@@ -135,7 +134,7 @@ class EvalTable:
         where = ""
         if since is not None:  # a literal: a view takes no parameters, and this text is ours
             where = f" WHERE timestamp >= '{parse_since(since).isoformat()}'::TIMESTAMPTZ"
-        union = " UNION ALL ".join(f"({source})" for source in sources)
+        union = " UNION ALL BY NAME ".join(f"({source})" for source in sources)
         statement = f"CREATE VIEW evals AS SELECT * FROM ({union}){where}"
         if files:  # the file list as a literal too, for the same reason
             statement = statement.replace("$files", "[" + ", ".join(_quote(f) for f in files) + "]")
