@@ -20,11 +20,9 @@ from sprintflow.errors import DocumentError, Problem, WorkspaceError
 from sprintflow.io.documents import loads_json, read_text
 from sprintflow.io.files import read_ndjson
 from sprintflow.io.layout import WorkspaceLayout
-from sprintflow.schemas import EvalResult, load_document
 
 from .dataset import EVALS, as_table, parse_since, read_table
 from .query import EvalTable
-from .records import criterion_methods, eval_rows
 from .sprints import SPRINT_KEYS, sprint_ids
 
 __all__ = ["BUG_COLUMNS", "SCORE_COLUMNS", "SYNTHETIC_NOTE", "TESTRUN_COLUMNS", "UNIT_TEST_COLUMNS", "History",
@@ -153,6 +151,11 @@ def eval_file_rows(workspace: Path | str, known_ids: Iterable[str] = (),
     Evaluations written before the history existed (or by another tool) still
     count; what the file does not say (hash, executor) stays empty.
     """
+    # Here: the schemas' import (0.13 s) is paid only where such files are, not by every report.
+    from sprintflow.schemas import EvalResult, load_document
+
+    from .records import criterion_methods, eval_rows
+
     problems = [] if problems is None else problems
     workspace = Path(workspace).resolve()
     known = set(known_ids)
