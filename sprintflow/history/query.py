@@ -163,7 +163,7 @@ class EvalTable:
                 self._connection.register(name, frame)
             # Through Arrow: DuckDB's own DataFrame conversion takes twice as long on text columns.
             answer = self._connection.sql(sql, params=params or None).to_arrow_table()
-            return answer.to_pandas(strings_to_categorical=categorical)
+            return _as_recorded(answer).to_pandas(strings_to_categorical=categorical)
         except duckdb.Error as exc:
             raise InputError(f"history query: {str(exc).splitlines()[0]}") from None
         finally:
@@ -248,6 +248,24 @@ def frame_query(sql: str, **frames: pd.DataFrame) -> pd.DataFrame:
         return connection.sql(sql).to_arrow_table().to_pandas()
     finally:
         connection.close()
+
+
+def _as_recorded(table: pa.Table) -> pa.Table:
+    """``table`` with its instants (UTC timestamps) in milliseconds, as the history records them, wherever that
+    loses nothing: DuckDB answers in microseconds, and the report's exports would print three more digits.
+
+    Example:
+        >>> stamps = pa.array([1_000], pa.timestamp("us", tz="UTC")), pa.array([1_001], pa.timestamp("us", tz="UTC"))
+        >>> [str(column.type) for column in _as_recorded(pa.table({"a": stamps[0], "b": stamps[1]})).columns]
+        ['timestamp[ms, tz=UTC]', 'timestamp[us, tz=UTC]']
+    """
+    for index, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type) and field.type.unit == "us" and field.type.tz is not None:
+            try:  # a safe cast refuses to drop a microsecond
+                table = table.set_column(index, field.name, table.column(index).cast(pa.timestamp("ms", field.type.tz)))
+            except pa.ArrowInvalid:
+                pass
+    return table
 
 
 def _quote(text: str) -> str:
