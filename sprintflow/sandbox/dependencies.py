@@ -14,8 +14,8 @@ executor mounts read-only over the host's.
 * python: a virtualenv in ``/opt/sprintflow/venv`` (it sees the image's pytest,
   ruff and mypy), the requirements files, then the project itself installed
   editable with its test extras (``test``, ``tests``, ``testing``, ``dev``) and
-  dependency groups of those names; a project with a ``uv.lock`` gets exactly what
-  it pins instead (``uv sync --frozen``, with uv at a pinned version);
+  dependency groups of those names; a project with a ``uv.lock`` or a ``poetry.lock`` gets exactly
+  what it pins instead (``uv sync --frozen`` or ``poetry install``, with uv or Poetry at a pinned version);
 * Go: ``go mod download`` of the root module (go.mod, go.sum; go.work when there is one) into
   :data:`GO_MODULES`, which the sandbox's go reads with no network (``GOPROXY=off``);
 * Maven: the plugins and dependencies of the build (``dependency:go-offline``, then the lifecycle
@@ -63,6 +63,11 @@ UV_VERSION = "0.13.9"
 """The uv the setup step installs a uv project's lock with."""
 UV_TOOL = "/opt/sprintflow/uv"
 """uv's own virtualenv in a dependency layer (not the project's: its tests see only what the lock pins)."""
+
+POETRY_VERSION = "2.5.1"
+"""The Poetry the setup step installs a Poetry project's lock with."""
+POETRY_TOOL = "/opt/sprintflow/poetry"
+"""Poetry's own virtualenv in a dependency layer (not the project's: its tests see only what the lock pins)."""
 
 TOOLS = "/opt/sprintflow/tools"
 """Where pnpm or yarn are installed when a lockfile asks for them."""
@@ -213,7 +218,8 @@ def requirement_files(workspace: Path) -> list[str]:
 def _python_step(workspace: Path) -> InstallStep | None:
     requirements = requirement_files(workspace)
     pyproject = _pyproject(workspace)
-    installable = bool(pyproject.get("project")) or (workspace / "setup.py").is_file() \
+    poetry = bool((pyproject.get("tool") or {}).get("poetry"))
+    installable = bool(pyproject.get("project")) or poetry or (workspace / "setup.py").is_file() \
         or (workspace / "setup.cfg").is_file()
     if not requirements and not installable:
         return None
@@ -223,6 +229,8 @@ def _python_step(workspace: Path) -> InstallStep | None:
     groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
     if pyproject.get("project") and (workspace / "uv.lock").is_file():
         return _uv_step(lines, extras, groups)
+    if (pyproject.get("project") or poetry) and (workspace / "poetry.lock").is_file():
+        return _poetry_step(lines, pyproject)
     lines.append(f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'")
     described = []
     for name in requirements:
@@ -257,6 +265,29 @@ def _uv_step(lines: list[str], extras: list[str], groups: list[str]) -> InstallS
              _VENV_TOOLS]
     described = f"uv sync --frozen (uv.lock){flags.replace(' --extra ', ' extra ').replace(' --group ', ' group ')}"
     return InstallStep(described, ("pyproject.toml", "uv.lock"), "\n".join(lines))
+
+
+def _poetry_step(lines: list[str], pyproject: dict) -> InstallStep:
+    """A Poetry project: exactly what poetry.lock pins (``poetry install``: the project editable, its
+    non-optional groups, and the test extras and optional test groups), into the sandbox's virtualenv;
+    requirements files are not read (the lock decides). Poetry itself is pinned (:data:`POETRY_VERSION`),
+    in a virtualenv of its own; a lock that no longer matches pyproject.toml fails the step, as it fails
+    ``poetry install`` on a developer's machine."""
+    poetry = (pyproject.get("tool") or {}).get("poetry") or {}
+    declared = {**(poetry.get("extras") or {}), **((pyproject.get("project") or {}).get("optional-dependencies") or {})}
+    extras = [e for e in _TEST_EXTRAS if e in declared]
+    optional = [g for g in _TEST_EXTRAS if ((poetry.get("group") or {}).get(g) or {}).get("optional")]
+    flags = "".join(f" --extras {e}" for e in extras) + (f" --with {','.join(optional)}" if optional else "")
+    lines = [*lines,
+             _PRETEND_VERSION,
+             f"python3 -m venv {POETRY_TOOL}",
+             f"{POETRY_TOOL}/bin/python -m pip install -q --disable-pip-version-check 'poetry=={POETRY_VERSION}'",
+             # Into the sandbox's virtualenv (the active one: Poetry creates none), no cache kept in the image.
+             f"VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH POETRY_VIRTUALENVS_CREATE=false POETRY_NO_INTERACTION=1 "
+             f"POETRY_CACHE_DIR=/tmp/poetry-cache {POETRY_TOOL}/bin/poetry install --no-ansi{flags}",
+             _VENV_TOOLS]
+    described = f"poetry install (poetry.lock){flags.replace(' --extras ', ' extra ').replace(' --with ', ' with ')}"
+    return InstallStep(described, ("pyproject.toml", "poetry.lock"), "\n".join(lines))
 
 
 _PRETEND_VERSION = "if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi"

@@ -21,6 +21,10 @@ Nothing here is committed but our own fixture (``tests/fixtures/sandbox/ts-nativ
 * ``iniconfig``: the iniconfig 2.3.1 sdist from PyPI, a src-layout uv project whose uv.lock pins its
   ``dev`` group (pytest, pytest-xdist); set up on the host with ``uv sync --frozen`` (uv
   :data:`UV_VERSION`, into the machine's ``/tmp``), as its developers have it;
+* ``cleo``: the cleo 2.1.0 sdist from PyPI, a Poetry project (``[tool.poetry]``, groups dev and doc), with
+  the poetry.lock Poetry :data:`POETRY_VERSION` wrote for it (``tests/fixtures/sandbox/cleo-2.1.0.poetry.lock``:
+  the sdist ships none, and a lock made anew each run would pin whatever was newest that day); each copy
+  gets ``poetry install`` on the host (into its own ``.venv``), as its developers have it;
 * ``commons-cli``: Apache Commons CLI 1.9.0 from Maven Central, a Maven build with the commons-parent
   72 parent (JUnit 5, RAT, japicmp …), put together as its repository has it from the artifacts Central
   serves: the POM, the ``-sources`` and ``-test-sources`` jars as ``src/main/java`` and ``src/test/java``,
@@ -48,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sprintflow.io.files import file_lock
-from sprintflow.sandbox.dependencies import UV_VERSION
+from sprintflow.sandbox.dependencies import POETRY_VERSION, UV_VERSION
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sandbox"
 RESOLVED_BEFORE = "2026-10-01"
@@ -56,6 +60,7 @@ ZOD = "zod@4.1.12"
 VITEST = "3.2.4"
 OUTCOME = "outcome==1.3.0.post0"
 INICONFIG = "iniconfig==2.3.1"
+CLEO = "cleo==2.1.0"
 COLOR = "github.com/fatih/color@v1.19.0"
 EITHER = "https://static.crates.io/crates/either/either-1.15.0.crate"
 COMMONS_CLI = "https://repo.maven.apache.org/maven2/commons-cli/commons-cli/1.9.0/commons-cli-1.9.0"
@@ -203,6 +208,33 @@ def _uv_sync(project: Path) -> None:
         raise RuntimeError(f"uv sync failed in {project}:\n{proc.stderr[-2000:]}")
 
 
+def host_poetry() -> Path:
+    """Poetry as a developer who uses it has it (installed once per machine, under /tmp like uv)."""
+    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "poetry"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(root.parent / ".poetry.lock"):
+        if not (root / "bin" / "poetry").exists():
+            _run([sys.executable, "-m", "venv", str(root)], root.parent)
+            _run([str(root / "bin" / "pip"), "install", "-q", f"poetry=={POETRY_VERSION}"], root.parent)
+    return root / "bin" / "poetry"
+
+
+def _prepare_cleo(target: Path) -> None:
+    _sdist(CLEO, target)
+    shutil.copyfile(FIXTURES / "cleo-2.1.0.poetry.lock", target / "poetry.lock")
+
+
+def _poetry_install(project: Path) -> None:
+    """What a Poetry project's developer does: ``poetry install``, the lock as it is, into the project's ``.venv``."""
+    env = {**os.environ, "POETRY_VIRTUALENVS_IN_PROJECT": "true", "POETRY_NO_INTERACTION": "1",
+           "POETRY_CACHE_DIR": str(Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "poetry-cache")}
+    env.pop("VIRTUAL_ENV", None)
+    proc = subprocess.run([str(host_poetry()), "install", "--no-ansi", "--quiet"], cwd=project, env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise RuntimeError(f"poetry install failed in {project}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+
+
 def _set_up_python_host(project: Path) -> None:
     """What a developer does on the host: a virtualenv in the project, the project installed editable."""
     _run([sys.executable, "-m", "venv", ".venv"], project)
@@ -210,7 +242,7 @@ def _set_up_python_host(project: Path) -> None:
 
 
 _PREPARE = {"ts-native": _prepare_ts_native, "zod": _prepare_zod, "outcome": lambda target: _sdist(OUTCOME, target),
-            "iniconfig": lambda target: _sdist(INICONFIG, target), "color": _prepare_color,
+            "iniconfig": lambda target: _sdist(INICONFIG, target), "cleo": _prepare_cleo, "color": _prepare_color,
             "either": _prepare_either, "commons-cli": _prepare_commons_cli,
             "tiny-pnpm": _prepare_installed_with("pnpm"), "tiny-yarn": _prepare_installed_with("yarn")}
 
@@ -238,6 +270,8 @@ def project_copy(name: str, dest: Path) -> Path:
         _set_up_python_host(target)  # a virtualenv holds absolute paths: each copy needs its own
     if name == "iniconfig":
         _uv_sync(target)
+    if name == "cleo":
+        _poetry_install(target)
     if name == "zod":
         # zod's package.json declares no node, but its tests use the `File` global of node >= 20
         # (on node 18: "ReferenceError: File is not defined"): say what its developers run.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -59,6 +60,23 @@ def test_a_uv_project_gets_what_its_lock_pins(tmp_path):
     (tmp_path / "uv.lock").unlink()
     (tmp_path / "uv.lock").mkdir()  # not a lockfile: pip, as before
     assert plan_dependencies(tmp_path).steps[0].description.startswith("pip install requirements.txt")
+
+
+def test_a_poetry_project_gets_what_its_lock_pins(tmp_path):
+    (tmp_path / "requirements.txt").write_text("attrs\n")  # the lock decides, not this
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "lib"\n[tool.poetry.extras]\ntesting = ["hypothesis"]\n'
+        '[tool.poetry.group.test]\noptional = true\n[tool.poetry.group.docs]\noptional = true\n'
+        '[tool.poetry.group.dev.dependencies]\npytest = "^8"\n')
+    (tmp_path / "poetry.lock").write_text("# a lock\n")
+    step = plan_dependencies(tmp_path).steps[0]
+    assert step.description == "poetry install (poetry.lock) extra testing with test"
+    assert step.inputs == ("pyproject.toml", "poetry.lock")
+    assert "poetry install --no-ansi --extras testing --with test" in step.script
+    assert "-r requirements.txt" not in step.script and "'poetry==" in step.script
+    (tmp_path / "poetry.lock").unlink()
+    os.mkfifo(tmp_path / "poetry.lock")  # not a lockfile: pip, as before, and nothing blocks
+    assert plan_dependencies(tmp_path).steps[0].description.startswith("pip install requirements.txt -e .")
 
 
 def test_nothing_to_install(tmp_path):

@@ -80,6 +80,13 @@ type = "unit-test"
 command = "python -m pytest -q -p no:cacheprovider --basetemp=/tmp/iniconfig-tests"
 timeout = 180
 ''',
+    # A Poetry project's plain command: the pytest its lock pins, from the environment Poetry made.
+    "cleo": '''
+[[evaluator.strategies]]
+type = "unit-test"
+command = "python -m pytest -q -p no:cacheprovider --basetemp=/tmp/cleo-tests"
+timeout = 180
+''',
     # Plain Go commands, as a Go developer writes them: no format, no report.
     "color": '''
 [[evaluator.strategies]]
@@ -160,6 +167,7 @@ def _host_path(workspace: Path) -> str:
     ("zod", ["unit-test"]),
     ("outcome", ["unit-test"]),
     ("iniconfig", ["unit-test"]),
+    ("cleo", ["unit-test"]),
     ("color", ["lint", "unit-test"]),
     ("either", ["lint", "unit-test"]),
     ("commons-cli", ["unit-test"]),
@@ -223,6 +231,9 @@ def _fault(workspace: Path, rel: str, find: str, replace: str) -> None:
     # Debian's OpenJDK 17 and Maven, offline, with what the setup step downloaded
     ("commons-cli", "mvn -B -q test -Drat.skip=true", "src/main/java/org/apache/commons/cli/Option.java",
      "        return longOption != null;", "        return longOption == null;"),
+    # Debian's python, with what cleo's poetry.lock pins, installed by Poetry
+    ("cleo", "python -m pytest -q -p no:cacheprovider --basetemp=/tmp/cleo-tests", "src/cleo/io/outputs/output.py",
+     "        return self._verbosity is Verbosity.QUIET", "        return self._verbosity.quiet"),
     # node 20 from the registry (pnpm-lock.yaml's vite needs ^20.19; the yarn project says >=20), pnpm and
     # yarn at the versions packageManager pins
     ("tiny-pnpm", "pnpm test", "src/even.js", "% 2 === 0", "% 2 === 1"),
