@@ -27,7 +27,7 @@ def _bugs() -> Spec:
             .transform_aggregate(opened="sum(opened)", fixed="sum(fixed)", reopened="sum(reopened)", groupby=["period"])
             .transform_fold(["opened", "fixed", "reopened"], as_=["event", "bugs"]))
     color = alt.Color("event:N", title=None, scale=alt.Scale(domain=["opened", "fixed", "reopened"]))
-    tooltip = [alt.Tooltip("period:T", title="from"), "event:N", "bugs:Q"]
+    tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("event:N"), alt.Tooltip("bugs:Q")]
     return _layer(*_line_and_points(base, _period_x(), alt.Y("bugs:Q", scale=_from_zero()), color, tooltip,
                                     _pick("pick_bugs", "period")),
                   width=WIDTH - 70, height=180,

@@ -31,8 +31,9 @@ def _coverage() -> Spec:
                              scale=alt.Scale(domain=[0, 1])),
                 color=alt.Color("outcome:N", scale=alt.Scale(domain=["passed", "failed", "skipped"],
                                                              range=[_PASS, _FAIL, "#bdbdbd"])),
-                tooltip=["method:N", "outcome:N", alt.Tooltip("results:Q", format=",")]))
-    tooltip = ["method:N", alt.Tooltip("passed:Q", format=","), alt.Tooltip("failed:Q", format=","),
+                tooltip=[alt.Tooltip("method:N"), alt.Tooltip("outcome:N"),
+                         alt.Tooltip("results:Q", format=",")]))
+    tooltip = [alt.Tooltip("method:N"), alt.Tooltip("passed:Q", format=","), alt.Tooltip("failed:Q", format=","),
                alt.Tooltip("skipped:Q", format=",")]
     return _layer(bars, _hit_bars(methods, y, _pick("pick_method", "method"), tooltip),
                       width=WIDTH - 120, height={"step": 22},

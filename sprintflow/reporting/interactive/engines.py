@@ -27,7 +27,7 @@ from sprintflow.reporting.interactive.expressions import (
 def _engines() -> Spec:
     pick = _pick("pick_engine", "engine")
     y = alt.Y("engine:N", title=None)
-    color = alt.condition(pick, alt.value("#f58518"), alt.value(_BAND))
+    color = alt.ColorValue(**alt.condition(pick, alt.value("#f58518"), alt.value(_BAND)))
     rates = (_data("outcomes").transform_filter("datum.level == 'evaluation'")
              .transform_filter(_where("contract", "engine", "executor"))
              .transform_aggregate(passed="sum(passed)", failed="sum(failed)", groupby=["engine"])
@@ -37,7 +37,7 @@ def _engines() -> Spec:
     rate_bars = _layer(
         rates.mark_bar(cursor="pointer").encode(x=_percent("rate", "evaluation pass rate"), y=y, color=color,
                                                 tooltip=tooltip),
-        rates.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
+        rates.mark_rule(color="#333").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y),
         _hit_bars(rates, y, pick, tooltip), width=300, height={"step": 26}, title=_title("Evaluations passing"))
     greens = (_data("greens").transform_filter("datum.level == 'contract'")
               .transform_filter(_where("contract", "engine", "executor"))
@@ -51,7 +51,7 @@ def _engines() -> Spec:
     green_bars = _layer(
         greens.mark_bar(cursor="pointer").encode(x=_percent("rate", "sprints that went green"), y=y, color=color,
                                                  tooltip=green_tooltip),
-        greens.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y),
+        greens.mark_rule(color="#333").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y),
         _hit_bars(greens, y, _pick("pick_engine_green", "engine"), green_tooltip), width=300, height={"step": 26},
         title=_title("Sprints going green"))
     iteration_tooltip = [alt.Tooltip("engine:N"), alt.Tooltip("mean_iterations:Q", format=".2f")]

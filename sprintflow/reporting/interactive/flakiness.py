@@ -34,7 +34,7 @@ def _flaky(level: str, title: str, heading: str) -> Spec:
     tooltip = [alt.Tooltip("name:N", title=heading), alt.Tooltip("label:N", title="flip rate [95%]")]
     parts = (ranked.mark_bar(color="#f58518").encode(x=alt.X("rate:Q", title="flip rate", axis=alt.Axis(format="%"),
                                                              scale=_from_zero(0.1)), y=y, tooltip=tooltip),
-             ranked.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y))
+             ranked.mark_rule(color="#333").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y))
     # A strategy's row lists its evaluations, a test's row its re-runs.
     pick = _pick("pick_flaky_strategy" if level == "strategy" else "pick_flaky_test", "name")
     bars = _layer(*parts, _hit_bars(ranked, y, pick, tooltip), width=260, height={"step": 18})

@@ -31,8 +31,9 @@ def _time_to_green() -> Spec:
             .mark_bar(cursor="pointer").encode(
                 x=alt.X("bucket:N", title="iterations to green", sort=alt.EncodingSortField("iterations")),
                 y=alt.Y("contracts:Q", title="contracts", scale=_from_zero()),
-                color=alt.when(pick).then(alt.value("#f58518"))
-                .when(f"datum.iterations >= {NEVER}").then(alt.value(_FAIL)).otherwise(alt.value(_BAND)),
+                color=alt.ColorValue(**alt.when(pick).then(alt.value("#f58518"))
+                                     .when(f"datum.iterations >= {NEVER}").then(alt.value(_FAIL))
+                                     .otherwise(alt.value(_BAND))),
                 tooltip=[alt.Tooltip("bucket:N", title="iterations"), alt.Tooltip("contracts:Q", format=",")])
             .add_params(pick)
             .properties(width=WIDTH - 120, height=200,
@@ -55,5 +56,5 @@ def _time_to_green() -> Spec:
                                            "'mean hours to green: ' + (datum.green > 0 ? "
                                            "format(datum.hours / datum.green, '.1f') : '–')]")))
     text = summary.mark_text(align="left", baseline="top", fontSize=13, lineHeight=20, x=0, y=10).encode(
-        text="lines:N").properties(width=WIDTH - 80, height=120, title=_title("Sprints"))
+        text=alt.Text("lines:N")).properties(width=WIDTH - 80, height=120, title=_title("Sprints"))
     return _hconcat(bars, text, spacing=40)

@@ -47,7 +47,7 @@ def _headline() -> alt.Chart:
                                            "format(datum.decided, ',') + ' decided (' + format(datum.skipped, ',') + "
                                            "' skipped)'")))
     return base.mark_text(align="left", fontSize=20, fontWeight="bold", x=0, y=14).encode(
-        text="headline:N").properties(width=WIDTH * 2, height=30, name="headline",
+        text=alt.Text("headline:N")).properties(width=WIDTH * 2, height=30, name="headline",
                                       title=_title("Selection", "whole evaluations, or the strategy or criterion "
                                                                 "picked above"))
 
@@ -62,12 +62,12 @@ def _trend() -> Spec:
     x, y = _period_x(), alt.Y("rate:Q", title="pass rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     tooltip = [alt.Tooltip("period:T", title="from"), alt.Tooltip("label:N", title="pass rate [95%]"),
                alt.Tooltip("decided:Q", title="decided", format=",")]
-    band = base.mark_area(opacity=0.18, color=_BAND).encode(x=x, y="low:Q", y2="high:Q")
-    bars = base.mark_rule(color=_BAND, opacity=0.6).encode(x=x, y="low:Q", y2="high:Q")
+    band = base.mark_area(opacity=0.18, color=_BAND).encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
+    bars = base.mark_rule(color=_BAND, opacity=0.6).encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
     line = base.mark_line(color=_BAND).encode(x=x, y=y)
     points = base.mark_point(filled=True, size=60, color=_BAND, cursor="pointer").encode(
         x=x, y=y, tooltip=tooltip,
-        size=alt.condition(pick, alt.value(160), alt.value(50))).add_params(pick)
+        size=alt.SizeValue(**alt.condition(pick, alt.value(160), alt.value(50)))).add_params(pick)
     subtitle = "per day, week or month as the dates span; 95% Wilson interval; click a point to list its evaluations"
     return _layer(band, bars, line, points, width=WIDTH * 2, height=230, name="trend",
                   title=_title("Is the agent getting better?", subtitle))
@@ -84,9 +84,10 @@ def _strategies() -> Spec:
     y = alt.Y("name:N", title=None, sort=alt.EncodingSortField("rate", order="ascending"))
     tooltip = [alt.Tooltip("name:N", title="strategy"), alt.Tooltip("label:N", title="pass rate [95%]")]
     bars = base.mark_bar(cursor="pointer").encode(
-        x=_percent("rate", "pass rate"), y=y, color=alt.condition(pick, alt.value("#f58518"), alt.value(_BAND)),
+        x=_percent("rate", "pass rate"), y=y,
+        color=alt.ColorValue(**alt.condition(pick, alt.value("#f58518"), alt.value(_BAND))),
         tooltip=tooltip)
-    rules = base.mark_rule(color="#333").encode(x="low:Q", x2="high:Q", y=y)
+    rules = base.mark_rule(color="#333").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y)
     chart = _layer(bars, rules, _hit_bars(base, y, pick, tooltip), width=WIDTH - 120, height={"step": 22},
                    title=_title("Pass rate by strategy", "click a bar to list its evaluations"))
     table = _table(_ranked(base.transform_calculate(runs="format(datum.decided, ',')",
@@ -126,7 +127,7 @@ def _criteria(criteria: list[str]) -> Spec:
     lines = trend.mark_line().encode(x=x, y=y, color=_color("name", "criterion", criteria))
     points = trend.mark_point(filled=True, cursor="pointer").encode(
         x=x, y=y, color=_color("name", "criterion", criteria),
-        size=alt.condition(pick, alt.value(140), alt.value(40)),
+        size=alt.SizeValue(**alt.condition(pick, alt.value(140), alt.value(40))),
         tooltip=[alt.Tooltip("name:N", title="criterion"), alt.Tooltip("period:T", title="from"),
                  alt.Tooltip("label:N", title="pass rate [95%]")]).add_params(pick)
     chart = _layer(

@@ -31,7 +31,8 @@ def _scores(labels: list[str]) -> Spec:
               .transform_calculate(measure="datum.measure == 'pass_hat_k' ? 'score (pass^k)' : 'pass@1'"))
     x, color = _period_x("at"), _color("label", "skill @ prompt", labels)
     dash = alt.StrokeDash("measure:N", title=None, scale=alt.Scale(domain=["score (pass^k)", "pass@1"]))
-    tooltip = ["label:N", "day:N", "measure:N", alt.Tooltip("value:Q", format=".1%"), "epochs:Q"]
+    tooltip = [alt.Tooltip("label:N"), alt.Tooltip("day:N"), alt.Tooltip("measure:N"),
+               alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("epochs:Q")]
     trend = _layer(folded.mark_line().encode(x=x, y=y, color=color, strokeDash=dash),
                    folded.mark_point(filled=True, cursor="pointer").encode(x=x, y=y, color=color, tooltip=tooltip)
                    .add_params(_pick("pick_score", "label", "day")),
