@@ -25,8 +25,8 @@ def pass_rate_by_strategy(evals: Evals) -> pd.DataFrame:
         One row per strategy: ``strategy, runs, passed, failed, skipped, pass_rate, ci_low, ci_high``,
         worst pass rate first.
     """
-    rows, table = _of_kind(evals, "strategy", "name AS strategy, result")
-    table = _outcome_counts(rows, ["strategy"], table)
+    rows, source = _of_kind(evals, "strategy", "name AS strategy, result")
+    table = _outcome_counts(rows, ["strategy"], source)
     return table.sort_values(["pass_rate", "strategy"], kind="stable", ignore_index=True)
 
 
@@ -37,9 +37,9 @@ def pass_rate_by_week(evals: Evals, *, by_strategy: bool = True, freq: str = "W"
         ``week, [strategy,] runs, passed, failed, skipped, pass_rate, ci_low, ci_high``.
     """
     keys = ["week", "strategy"] if by_strategy else ["week"]
-    rows, table = _of_kind(evals, "strategy" if by_strategy else "evaluation",
-                           f"{_period_sql('timestamp', freq)} AS week, name AS strategy, result")
-    return _outcome_counts(rows, keys, table)
+    rows, source = _of_kind(evals, "strategy" if by_strategy else "evaluation",
+                            f"{_period_sql('timestamp', freq)} AS week, name AS strategy, result")
+    return _outcome_counts(rows, keys, source)
 
 
 def first_pass_yield(evals: Evals, *, freq: str | None = None) -> pd.DataFrame:
@@ -77,5 +77,5 @@ def criterion_pass_rate(evals: Evals, *, freq: str = "auto") -> pd.DataFrame:
         {'period': Timestamp('2026-01-06 00:00:00'), 'passed': 2, 'runs': 2}
     """
     period = _period_sql("timestamp", _freq(_span(evals, "criterion"), freq))
-    rows, table = _of_kind(evals, "criterion", f"{period} AS period, name AS criterion, result")
-    return _outcome_counts(rows, ["period", "criterion"], table)
+    rows, source = _of_kind(evals, "criterion", f"{period} AS period, name AS criterion, result")
+    return _outcome_counts(rows, ["period", "criterion"], source)
