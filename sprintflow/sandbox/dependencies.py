@@ -256,8 +256,7 @@ def _uv_step(lines: list[str], extras: list[str], groups: list[str]) -> InstallS
     flags = "".join(f" --extra {e}" for e in extras) + "".join(f" --group {g}" for g in groups)
     lines = [*lines,
              _PRETEND_VERSION,
-             f"python3 -m venv {UV_TOOL}",
-             f"{UV_TOOL}/bin/python -m pip install -q --disable-pip-version-check 'uv=={UV_VERSION}'",
+             *_pinned_tool(UV_TOOL, f"uv=={UV_VERSION}"),
              # The sandbox's virtualenv is the project's environment, kept as it is (it sees the image's tools);
              # no Python is downloaded (the runtime layer's is the one the declaration chose), no cache kept.
              f"UV_PROJECT_ENVIRONMENT={VENV} UV_PYTHON_DOWNLOADS=never UV_NO_CACHE=1 UV_LINK_MODE=copy "
@@ -280,14 +279,19 @@ def _poetry_step(lines: list[str], pyproject: dict) -> InstallStep:
     flags = "".join(f" --extras {e}" for e in extras) + (f" --with {','.join(optional)}" if optional else "")
     lines = [*lines,
              _PRETEND_VERSION,
-             f"python3 -m venv {POETRY_TOOL}",
-             f"{POETRY_TOOL}/bin/python -m pip install -q --disable-pip-version-check 'poetry=={POETRY_VERSION}'",
+             *_pinned_tool(POETRY_TOOL, f"poetry=={POETRY_VERSION}"),
              # Into the sandbox's virtualenv (the active one: Poetry creates none), no cache kept in the image.
              f"VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH POETRY_VIRTUALENVS_CREATE=false POETRY_NO_INTERACTION=1 "
              f"POETRY_CACHE_DIR=/tmp/poetry-cache {POETRY_TOOL}/bin/poetry install --no-ansi{flags}",
              _VENV_TOOLS]
     described = f"poetry install (poetry.lock){flags.replace(' --extras ', ' extra ').replace(' --with ', ' with ')}"
     return InstallStep(described, ("pyproject.toml", "poetry.lock"), "\n".join(lines))
+
+
+def _pinned_tool(venv: str, requirement: str) -> list[str]:
+    """Lines that install ``requirement`` into a virtualenv of its own at ``venv`` (the project's sees none of it)."""
+    return [f"python3 -m venv {venv}", f"{venv}/bin/python -m pip install -q --disable-pip-version-check "
+                                        f"{shlex.quote(requirement)}"]
 
 
 _PRETEND_VERSION = "if [ ! -f PKG-INFO ]; then export SETUPTOOLS_SCM_PRETEND_VERSION=0+sandbox; fi"

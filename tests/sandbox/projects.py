@@ -187,36 +187,26 @@ def _prepare_installed_with(manager: str) -> Callable[[Path], None]:
     return prepare
 
 
-def host_uv() -> Path:
-    """uv as a developer who uses it has it (installed once per machine, under /tmp like pnpm and yarn)."""
-    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "uv"
+def host_python_tool(name: str, version: str) -> Path:
+    """A Python tool (uv, Poetry) as a developer who uses it has it: pinned, in a virtualenv of its own,
+    installed once per machine under /tmp like pnpm and yarn."""
+    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools" / name
     root.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(root.parent / ".uv.lock"):
-        if not (root / "bin" / "uv").exists():
+    with file_lock(root.parent / f".{name}.lock"):
+        if not (root / "bin" / name).exists():
             _run([sys.executable, "-m", "venv", str(root)], root.parent)
-            _run([str(root / "bin" / "pip"), "install", "-q", f"uv=={UV_VERSION}"], root.parent)
-    return root / "bin" / "uv"
+            _run([str(root / "bin" / "pip"), "install", "-q", f"{name}=={version}"], root.parent)
+    return root / "bin" / name
 
 
 def _uv_sync(project: Path) -> None:
     """What a uv project's developer does: ``uv sync``, the lock as it is, into the project's ``.venv``."""
     env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_PYTHON": sys.executable,
            "UV_CACHE_DIR": str(Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "uv-cache")}
-    proc = subprocess.run([str(host_uv()), "sync", "--frozen", "--quiet"], cwd=project, env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run([str(host_python_tool("uv", UV_VERSION)), "sync", "--frozen", "--quiet"], cwd=project,
+                          env=env, capture_output=True, text=True, check=False)
     if proc.returncode:
         raise RuntimeError(f"uv sync failed in {project}:\n{proc.stderr[-2000:]}")
-
-
-def host_poetry() -> Path:
-    """Poetry as a developer who uses it has it (installed once per machine, under /tmp like uv)."""
-    root = Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "poetry"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(root.parent / ".poetry.lock"):
-        if not (root / "bin" / "poetry").exists():
-            _run([sys.executable, "-m", "venv", str(root)], root.parent)
-            _run([str(root / "bin" / "pip"), "install", "-q", f"poetry=={POETRY_VERSION}"], root.parent)
-    return root / "bin" / "poetry"
 
 
 def _prepare_cleo(target: Path) -> None:
@@ -229,8 +219,8 @@ def _poetry_install(project: Path) -> None:
     env = {**os.environ, "POETRY_VIRTUALENVS_IN_PROJECT": "true", "POETRY_NO_INTERACTION": "1",
            "POETRY_CACHE_DIR": str(Path(tempfile.gettempdir()) / "sprintflow-test-tools" / "poetry-cache")}
     env.pop("VIRTUAL_ENV", None)
-    proc = subprocess.run([str(host_poetry()), "install", "--no-ansi", "--quiet"], cwd=project, env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run([str(host_python_tool("poetry", POETRY_VERSION)), "install", "--no-ansi", "--quiet"],
+                          cwd=project, env=env, capture_output=True, text=True, check=False)
     if proc.returncode:
         raise RuntimeError(f"poetry install failed in {project}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
