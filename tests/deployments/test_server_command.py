@@ -29,9 +29,11 @@ def test_server_starts_with_its_limit_and_stops_on_ctrl_c(tmp_path):
     api_url = f"http://127.0.0.1:{port}/api"
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home")}
     env.pop("PREFECT_API_URL", None)
+    # Its output goes to files, not pipes: a pipe stays open while anything that inherited it lives, and the
+    # test is of the command's exit (what it started is checked below, by the API going away).
+    out, errors = (tmp_path / "out.txt").open("w"), (tmp_path / "err.txt").open("w")
     process = subprocess.Popen([sys.executable, "-m", "sprintflow", "server", "--port", str(port),
-                                "--docker-slots", "3"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                                "--docker-slots", "3"], env=env, stdout=out, stderr=errors, text=True)
     try:
         wait_for_server(api_url, timeout=120, process=process)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/ui-settings", timeout=5) as response:
@@ -51,7 +53,10 @@ def test_server_starts_with_its_limit_and_stops_on_ctrl_c(tmp_path):
         process.send_signal(signal.SIGINT)
         # A hang guard, not a speed check: the server is given 20 s to close its database before SIGKILL,
         # and on a loaded machine that grace and the command's own exit took more than 30 s.
-        _, err = process.communicate(timeout=90)
+        process.wait(timeout=90)
+        out.close()
+        errors.close()
+    err = (tmp_path / "err.txt").read_text()
     assert "limit docker-host-local = 3" in err
     with pytest.raises(OSError):  # the Prefect server it started is gone too
         urllib.request.urlopen(f"{api_url}/health", timeout=1)
