@@ -16,9 +16,10 @@ from types import SimpleNamespace
 import pytest
 
 from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, summarize, untested, with_mutation
-from sprintflow.evaluate.mutation import _stryker as stryker_command
-from sprintflow.evaluate.mutation import _stryker_report as stryker_report
 from sprintflow.evaluate.mutation.changes import ChangedFile, changed_files, changed_ranges
+from sprintflow.evaluate.mutation.stryker import Stryker
+from sprintflow.evaluate.mutation.stryker import report as stryker_report
+from sprintflow.evaluate.mutation.tools import ToolRun
 from sprintflow.evaluate.view import open_view
 from sprintflow.judge.baseline import pin_baseline
 from sprintflow.judge.tree import WorkspaceStore, remove_tree
@@ -139,14 +140,13 @@ def test_a_check_that_cannot_finish_fails_and_a_missing_tool_is_said(tmp_path):
 
 
 def test_stryker_is_named_with_the_command_that_installs_it(tmp_path):
-    from sprintflow.evaluate.mutation import _stryker_missing
 
-    reason = _stryker_missing(tmp_path, "vitest")
+    reason = Stryker().missing(tmp_path, "vitest")
     assert reason and "npm install --save-dev @stryker-mutator/core @stryker-mutator/vitest-runner" in reason
     for package in ("@stryker-mutator/core", "@stryker-mutator/vitest-runner"):
         (tmp_path / "node_modules" / package).mkdir(parents=True)
         (tmp_path / "node_modules" / package / "package.json").write_text("{}")
-    assert _stryker_missing(tmp_path, "vitest") is None
+    assert Stryker().missing(tmp_path, "vitest") is None
 
 
 def _stryker_plan(root: Path, changes: list[ChangedFile], cap: int, tests: tuple[str, ...] = ()) -> dict:
@@ -155,7 +155,8 @@ def _stryker_plan(root: Path, changes: list[ChangedFile], cap: int, tests: tuple
     (root / FOLDER).mkdir(exist_ok=True)
     if not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(TS_APP / "node_modules")  # Stryker's instrumenter, TypeScript
-    stryker_command(root, LocalExecutor(), changes, "vitest", MutationSettings(max_mutants=cap), 10, tests)
+    Stryker().command(ToolRun("vitest", root, LocalExecutor(), changes, [], MutationSettings(max_mutants=cap), 10,
+                              tests))
     subprocess.run(["node", str(PLAN), f"{FOLDER}/stryker-job.json"], cwd=root, check=True, timeout=60)
     return {"stryker": json.loads((root / FOLDER / "stryker.json").read_text()),
             "plan": json.loads((root / FOLDER / "functions.json").read_text())}
@@ -167,7 +168,7 @@ def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds
     (tmp_path / FOLDER).mkdir()
     shutil.copyfile(FIXTURES / "stryker-ts-app.json", tmp_path / FOLDER / "report.json")
     # Without the map of functions, each changed line stands alone.
-    tool, mutants = stryker_report(tmp_path, [])
+    tool, mutants = stryker_report(tmp_path)
     assert tool == "Stryker 9.6.1" and len(mutants) == 42
     assert {m.status for m in mutants} <= {"killed", "survived", "timeout", "error", "not-run"}
     assert sum(m.status == "killed" for m in mutants) == 25
@@ -176,18 +177,18 @@ def test_strykers_mutants_are_put_in_the_functions_the_typescript_compiler_finds
     (tmp_path / "src").mkdir()
     (tmp_path / "src/store.ts").write_text(report["files"]["src/store.ts"]["source"])  # the tree Stryker saw
     _stryker_plan(tmp_path, [ChangedFile("src/store.ts", ((22, 47),))], cap=100)
-    _, mutants = stryker_report(tmp_path, [])
+    _, mutants = stryker_report(tmp_path)
     assert {m.function for m in mutants} == {"normalizeTitle", "summarize"}
     found = summarize("Stryker", mutants, None)
     assert [f.function for f in found.functions if f.killed == 0] == ["summarize"]
     # A file the runner collected tests from is a test, whatever its name: its mutants are not counted.
     report["testFiles"]["src/store.ts"] = {"tests": [{"id": "99", "name": "a test in a source file"}]}
     (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
-    assert stryker_report(tmp_path, [])[1] == []
+    assert stryker_report(tmp_path)[1] == []
     # A damaged report is an error the judge reports (the check then fails), never a crash.
     (tmp_path / FOLDER / "report.json").write_text('{"files": {"src/store.ts": {"mutants": [{"status": 1}]}}}')
     with pytest.raises((KeyError, TypeError, ValueError)):
-        stryker_report(tmp_path, [])
+        stryker_report(tmp_path)
 
 
 def _scaled(functions: int) -> str:
@@ -228,13 +229,13 @@ def test_the_test_files_the_run_named_are_left_out_and_strykers_run_must_agree(t
     assert all(r.startswith("src/extra.ts:") for r in plan["stryker"]["mutate"])
     report = {"files": {}, "testFiles": {"test/extra.test.ts": {"tests": [{"id": "0", "name": "one"}]}}}
     (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
-    assert stryker_report(tmp_path, [])[1] == []
+    assert stryker_report(tmp_path)[1] == []
     # The run's report named a source file a test: Stryker's run collected none from it, so the
     # check cannot say its changes were judged.
     report["testFiles"] = {}
     (tmp_path / FOLDER / "report.json").write_text(json.dumps(report))
     with pytest.raises(ValueError, match="test/extra.test.ts was left out as a test file"):
-        stryker_report(tmp_path, [])
+        stryker_report(tmp_path)
     # A change of tests alone keeps them: Stryker's run says which files they are.
     only_tests = _stryker_plan(tmp_path, changes[1:], cap=16, tests=("test/extra.test.ts",))
     assert only_tests["plan"]["tests"] == [] and only_tests["stryker"]["mutate"]
@@ -246,7 +247,7 @@ def test_a_change_with_no_mutant_in_it_has_nothing_to_judge(tmp_path):
     (tmp_path / "src/types.ts").write_text("export interface Extra {\n  a: number;\n}\n")
     plan = _stryker_plan(tmp_path, [ChangedFile("src/types.ts", ((1, 3),))], cap=16)
     assert plan["stryker"]["mutate"] == []
-    tool, mutants = stryker_report(tmp_path, [])
+    tool, mutants = stryker_report(tmp_path)
     assert tool.startswith("Stryker ") and mutants == []
     assert summarize(tool, mutants, 1).status == "nothing to judge"
 
