@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CARGO_HOME", "GO_MODULES", "MAVEN_REPOSITORY", "VENV", "DependencyPlan", "InstallStep",
-           "plan_dependencies", "requirement_files"]
+           "plan_dependencies", "python_lockfile", "requirement_files"]
 
 VENV = "/opt/sprintflow/venv"
 """The python virtualenv of a dependency layer (first on PATH in the sandbox)."""
@@ -215,6 +215,19 @@ def requirement_files(workspace: Path) -> list[str]:
     return sorted(p.name for p in workspace.iterdir() if _REQUIREMENTS.fullmatch(p.name) and p.is_file())
 
 
+def python_lockfile(workspace: Path, pyproject: dict | None = None) -> str | None:
+    """The lockfile the Python setup step installs exactly from: ``uv.lock`` for a ``[project]``,
+    ``poetry.lock`` for a ``[project]`` or a Poetry project; None when it installs from requirements files
+    and the project's own ranges."""
+    pyproject = _pyproject(workspace) if pyproject is None else pyproject
+    if pyproject.get("project") and (workspace / "uv.lock").is_file():
+        return "uv.lock"
+    if (pyproject.get("project") or (pyproject.get("tool") or {}).get("poetry")) \
+            and (workspace / "poetry.lock").is_file():
+        return "poetry.lock"
+    return None
+
+
 def _python_step(workspace: Path) -> InstallStep | None:
     requirements = requirement_files(workspace)
     pyproject = _pyproject(workspace)
@@ -227,9 +240,10 @@ def _python_step(workspace: Path) -> InstallStep | None:
     declared = (pyproject.get("project") or {}).get("optional-dependencies") or {}
     extras = [e for e in _TEST_EXTRAS if e in declared]
     groups = [g for g in _TEST_EXTRAS if g in (pyproject.get("dependency-groups") or {})]
-    if pyproject.get("project") and (workspace / "uv.lock").is_file():
+    lock = python_lockfile(workspace, pyproject)
+    if lock == "uv.lock":
         return _uv_step(lines, extras, groups)
-    if (pyproject.get("project") or poetry) and (workspace / "poetry.lock").is_file():
+    if lock == "poetry.lock":
         return _poetry_step(lines, pyproject)
     lines.append(f"{VENV}/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25.1'")
     described = []

@@ -140,9 +140,10 @@ def _index_files(name: str, cache: Path) -> list[dict] | None:
 
 
 def pins_fit(pins: tuple[PythonPin, ...], cache: Path | None = None) -> Callable[[str], bool]:
-    """Whether every pin installs on a Debian suite's python, as the index says; a pin the index cannot
-    tell about fits (pip will say, if it does not). The index is asked once per project, eight at a time,
-    when a suite is first asked about; each answer is kept for a day, so an evaluation reads one file."""
+    """Whether every pin installs on a Debian suite's python, as its lockfile's files say, else the index;
+    a pin the index cannot tell about fits (pip will say, if it does not). The index is asked once per
+    project, eight at a time, when a suite is first asked about; each answer is kept for a day, so an
+    evaluation reads one file."""
     cache = cache or sandbox_cache()
     digest = hashlib.sha256(json.dumps(sorted(map(str, pins))).encode()).hexdigest()[:24]
     memo = cache / "pypi" / f"fit-{digest}.json"
@@ -159,8 +160,11 @@ def pins_fit(pins: tuple[PythonPin, ...], cache: Path | None = None) -> Callable
             if not files:
                 from concurrent.futures import ThreadPoolExecutor
 
+                files.update({pin: [{"filename": name, "requires-python": requires} for name, requires in pin.files]
+                              for pin in pins if pin.files is not None})
+                asked = [pin for pin in pins if pin.files is None]
                 with ThreadPoolExecutor(max_workers=8) as pool:
-                    files.update(zip(pins, pool.map(lambda pin: _index_files(pin.name, cache), pins), strict=True))
+                    files.update(zip(asked, pool.map(lambda pin: _index_files(pin.name, cache), asked), strict=True))
             answers[suite] = all(found is None or pin_installs(pin, found, suite) for pin, found in files.items())
             if None not in files.values():  # an index that could not tell is asked again next time
                 atomic_write_text(memo, json.dumps(answers))

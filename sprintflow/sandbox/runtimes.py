@@ -9,9 +9,11 @@ the files the ecosystems' own tools read:
   dependencies too: every ``engines.node`` package-lock.json or pnpm-lock.yaml records (a project saying
   ``>=18`` whose locked eslint needs ``^20.19`` runs on a node 20 that meets both, as npm's warnings ask);
 * python: ``.python-version``, then ``pyproject.toml`` ``project.requires-python``; and the locked
-  dependencies too: every version a requirements file pins (``name==1.2``) must have a file on the
-  package index that installs on the release's python (a project saying ``>=3.10`` that pins Django 6.0,
-  which needs 3.12, runs on Debian trixie's 3.13; :func:`pin_installs`);
+  dependencies too: every version the setup step installs exactly must have a file that installs on the
+  release's python (a project saying ``>=3.10`` that pins Django 6.0, which needs 3.12, runs on Debian
+  trixie's 3.13; :func:`pin_installs`): a ``uv.lock``'s or ``poetry.lock``'s packages, each under its
+  marker and with the files the lock allows, when the project installs from one; else what its
+  requirements files pin (``name==1.2``), with the files the package index lists;
 * Go: ``go.mod``'s ``go`` line (the least Go the module builds with) and ``toolchain`` line;
 * Java: ``.java-version``, ``.sdkmanrc``'s ``java=``, then ``pom.xml``'s ``maven.compiler.release``,
   ``maven.compiler.target``, ``java.version`` property or the compiler plugin's ``<release>``;
@@ -45,7 +47,7 @@ from pathlib import Path
 from sprintflow.errors import InfrastructureError, SprintflowError
 from sprintflow.io.confine import read_confined
 
-from .dependencies import requirement_files
+from .dependencies import python_lockfile, requirement_files
 
 __all__ = [
     "DEBIAN_JDKS",
@@ -111,7 +113,7 @@ class Declaration:
 
 @dataclass(frozen=True)
 class PythonPin:
-    """One version a requirements file pins: pip installs exactly it, or fails."""
+    """One version a requirements file or a lockfile pins: the setup step installs exactly it, or fails."""
 
     name: str
     version: str
@@ -119,6 +121,8 @@ class PythonPin:
     """Where it is pinned: ``requirements.txt line 3``."""
     marker: str | None = None
     """Its environment marker (``python_version < "3.12"``): it is installed only where that holds."""
+    files: tuple[tuple[str, str | None], ...] | None = None
+    """The files a lockfile allows (file name, the package's ``requires-python``); None: the index says."""
 
     def __str__(self) -> str:
         return f"{self.source} {self.name}=={self.version}"
@@ -142,7 +146,8 @@ class DeclaredRuntimes:
     cargo: bool = False
     """A Cargo.toml: the sandbox needs rustc and cargo."""
     python_pins: tuple[PythonPin, ...] = ()
-    """The exact versions the requirements files pin (the setup step installs them)."""
+    """The exact versions the setup step installs: the lockfile's (uv.lock, poetry.lock), else the
+    requirements files' pins."""
 
 
 def _first_line(path: Path) -> str | None:
@@ -302,6 +307,120 @@ def _requirement_pins(workspace: Path) -> tuple[PythonPin, ...]:
                 pins.setdefault(key, PythonPin(key, exact[0], f"{name} line {number}",
                                                str(requirement.marker) if requirement.marker else None))
     return tuple(pins.values())
+
+
+def _python_pins(workspace: Path) -> tuple[PythonPin, ...]:
+    """What the setup step installs exactly: a lockfile's packages when it installs from one, else the
+    requirements files' pins."""
+    lock = python_lockfile(workspace)
+    return _lock_pins(workspace, lock) if lock else _requirement_pins(workspace)
+
+
+_MAX_LOCK_BYTES = 16 << 20
+
+
+def _lock_pins(workspace: Path, lock: str) -> tuple[PythonPin, ...]:
+    """Every registry package ``uv.lock`` or ``poetry.lock`` pins, with the files the lock allows and the
+    marker under which it is installed; a lock that cannot be read pins nothing here (the installer's
+    own message then says why). The project itself and packages from git, a path or a URL are not
+    the index's to judge.
+
+    uv records a package's marker as its ``resolution-markers`` (the forks of the resolution it belongs
+    to) and on the edges that require it; Poetry as the package's ``markers``, and the package's own
+    ``requires-python`` as ``python-versions``.
+
+    Example:
+        >>> import tempfile
+        >>> ws = Path(tempfile.mkdtemp())
+        >>> _ = (ws / "poetry.lock").write_text('''[[package]]
+        ... name = "tomli"
+        ... version = "2.0.1"
+        ... python-versions = ">=3.7"
+        ... markers = "python_version < '3.11'"
+        ... files = [{file = "tomli-2.0.1-py3-none-any.whl", hash = "sha256:00"}]
+        ... ''')
+        >>> pin, = _lock_pins(ws, "poetry.lock")
+        >>> str(pin), pin.marker, pin.files
+        ('poetry.lock tomli==2.0.1', "python_version < '3.11'", (('tomli-2.0.1-py3-none-any.whl', '>=3.7'),))
+    """
+    from packaging.utils import canonicalize_name
+
+    try:
+        data = tomllib.loads(read_confined(workspace, lock, _MAX_LOCK_BYTES).decode("utf-8"))
+    except (OSError, SprintflowError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    packages = [p for p in data.get("package") or [] if isinstance(p, dict)]
+    markers = _uv_markers(packages) if lock == "uv.lock" else {}
+    pins: dict[str, PythonPin] = {}
+    for package in packages:
+        name, version = package.get("name"), package.get("version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            continue
+        key = canonicalize_name(name)
+        if lock == "uv.lock":
+            source = package.get("source") or {}
+            if not isinstance(source, dict) or "registry" not in source:
+                continue  # the project itself (editable, virtual), a git, path or URL dependency
+            files = _uv_files(package)
+            marker = markers.get((key, version))
+        else:
+            if package.get("source"):
+                continue  # git, a directory, a file, a URL, or another index than PyPI
+            requires = package.get("python-versions")
+            requires = requires if isinstance(requires, str) and requires.strip() not in ("", "*") else None
+            files = tuple((str(f["file"]), requires) for f in package.get("files") or []
+                          if isinstance(f, dict) and isinstance(f.get("file"), str))
+            marker = _poetry_marker(package.get("markers"))
+        # uv locks one version per fork: the same name may be pinned twice, each under its own marker
+        pins[f"{key}=={version}"] = PythonPin(key, version, lock, marker, files or None)
+    return tuple(pins.values())
+
+
+def _uv_files(package: dict) -> tuple[tuple[str, str | None], ...]:
+    entries = [package.get("sdist"), *(package.get("wheels") or [])]
+    names = [str(entry.get("filename") or entry.get("url") or entry.get("path") or "").rsplit("/", 1)[-1]
+             for entry in entries if isinstance(entry, dict)]
+    return tuple((name, None) for name in names if name)
+
+
+def _uv_markers(packages: list[dict]) -> dict[tuple[str, str], str]:
+    """The marker under which uv installs each (package, version) that is installed only under one: its
+    ``resolution-markers`` (the forks it was locked for), else the markers on every edge that requires it
+    (an edge without one, or a package nothing requires, installs it everywhere). An edge names the
+    version when the package is locked at more than one."""
+    from packaging.utils import canonicalize_name
+
+    edges: dict[tuple[str, str | None], list[str | None]] = {}
+    for package in packages:
+        for table in ("dependencies", "optional-dependencies", "dev-dependencies"):
+            value = package.get(table) or []
+            for group in value.values() if isinstance(value, dict) else [value]:
+                for edge in group if isinstance(group, list) else []:
+                    if isinstance(edge, dict) and isinstance(edge.get("name"), str):
+                        marker, version = edge.get("marker"), edge.get("version")
+                        wanted = (canonicalize_name(edge["name"]), version if isinstance(version, str) else None)
+                        edges.setdefault(wanted, []).append(marker if isinstance(marker, str) and marker else None)
+    found: dict[tuple[str, str], str] = {}
+    for package in packages:
+        name, version = package.get("name"), package.get("version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            continue
+        canonical = canonicalize_name(name)
+        forks = [m for m in package.get("resolution-markers") or [] if isinstance(m, str) and m]
+        required = [*edges.get((canonical, version), []), *edges.get((canonical, None), [])] or [None]
+        markers = forks or ([] if None in required else list(dict.fromkeys(m for m in required if m)))
+        if markers:
+            found[(canonical, version)] = " or ".join(f"({m})" for m in markers)
+    return found
+
+
+def _poetry_marker(markers: object) -> str | None:
+    """Poetry's ``markers``: one string, or one per dependency group (installed where any holds)."""
+    if isinstance(markers, str):
+        return markers or None
+    if isinstance(markers, dict) and markers and all(isinstance(m, str) and m for m in markers.values()):
+        return " or ".join(f"({m})" for m in dict.fromkeys(markers.values()))
+    return None
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -473,7 +592,7 @@ def declared_runtimes(workspace: Path) -> DeclaredRuntimes:
                             go=_go_declaration(workspace), node_locked=_locked_node_engines(workspace),
                             java=_java_declaration(workspace) if maven else None,
                             rust=_rust_declaration(workspace) if cargo else None, maven=maven, cargo=cargo,
-                            python_pins=_requirement_pins(workspace))
+                            python_pins=_python_pins(workspace))
 
 
 def _node_range(declaration: Declaration, available: list[str]) -> str:

@@ -308,6 +308,73 @@ def test_the_pins_choose_the_release_where_the_declaration_leaves_it_open():
     assert pick_suite(exact, pins_fit=fit) == "bookworm"  # nothing meets both: the declaration decides
 
 
+def _lock_project(ws, lock: str, text: str, requires: str = ">=3.10"):
+    """A project that installs from ``lock`` (the setup step's own rule), with a requirements file it ignores."""
+    _write(ws, "pyproject.toml", f'[project]\nname = "forked"\nversion = "0.1.0"\nrequires-python = "{requires}"\n')
+    _write(ws, "requirements.txt", "django==6.0\n")  # not what a locked project installs
+    return _write(ws, lock, text)
+
+
+def test_a_uv_lock_pins_what_it_installs_each_under_its_fork(tmp_path):
+    """A real uv.lock (``uv lock`` of numpy >= 2.2 under requires-python >= 3.10): three numpy pins, one per
+    python fork, each with the wheels the lock allows; the project itself and the requirements file pin nothing."""
+    from sprintflow.sandbox.downloads import pins_fit
+
+    lock = (FIXTURES / "numpy-forks.uv.lock").read_text()
+    pins = declared_runtimes(_lock_project(tmp_path, "uv.lock", lock)).python_pins
+    assert sorted(str(pin) for pin in pins) == ["uv.lock attrs==26.1.0", "uv.lock numpy==2.2.6",
+                                                "uv.lock numpy==2.4.6", "uv.lock numpy==2.5.5",
+                                                "uv.lock tomli==2.5.0"]
+    by_version = {pin.version: pin for pin in pins}
+    assert by_version["2.2.6"].marker == "(python_full_version < '3.11')"
+    assert by_version["2.5.5"].marker == "(python_full_version >= '3.12')"
+    assert by_version["26.1.0"].marker is None and by_version["2.5.0"].marker == "(python_full_version < '3.11')"
+    assert any(name.endswith("cp313-cp313-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl")
+               for name, _ in by_version["2.5.5"].files or ())
+    fit = pins_fit(pins, cache=tmp_path / "cache")  # the lock's files: no index asked
+    assert (fit("bookworm"), fit("trixie")) == (True, True)
+    assert not (tmp_path / "cache" / "pypi").exists() or not list((tmp_path / "cache" / "pypi").glob("numpy*"))
+
+
+def test_a_lock_whose_wheels_need_a_newer_python_chooses_the_release_that_has_it(tmp_path):
+    """The same lock's numpy 2.5.5 without its fork marker, as a lock made for >= 3.12 and kept when the
+    project said >= 3.11: its wheels are cp312 and later, so only trixie's 3.13 installs it."""
+    from sprintflow.sandbox.downloads import pins_fit
+
+    blocks = (FIXTURES / "numpy-forks.uv.lock").read_text().split("\n[[package]]\n")
+    numpy = next(block for block in blocks if block.startswith('name = "numpy"\nversion = "2.5.5"'))
+    numpy = numpy.split("resolution-markers = [", 1)[0] + numpy.split("]\n", 1)[1]
+    runtimes = declared_runtimes(_lock_project(tmp_path, "uv.lock", "version = 1\n\n[[package]]\n" + numpy, ">=3.11"))
+    assert [(str(pin), pin.marker) for pin in runtimes.python_pins] == [("uv.lock numpy==2.5.5", None)]
+    assert pick_suite(runtimes) == "bookworm"  # the declaration alone
+    assert pick_suite(runtimes, pins_fit=pins_fit(runtimes.python_pins, cache=tmp_path / "cache")) == "trixie"
+
+
+def test_a_poetry_lock_pins_its_packages_with_their_markers_and_python_versions(tmp_path):
+    """cleo 2.1.0's real poetry.lock: each package's ``python-versions`` is its files' requires-python,
+    its ``markers`` where it is installed; on 3.11 and 3.13 alike every pin installs."""
+    from sprintflow.sandbox.downloads import pins_fit
+
+    lock = (FIXTURES / "cleo-2.1.0.poetry.lock").read_text()
+    ws = _write(tmp_path, "pyproject.toml", '[tool.poetry]\nname = "cleo"\nversion = "2.1.0"\n')
+    pins = declared_runtimes(_write(ws, "poetry.lock", lock)).python_pins
+    alabaster = [pin for pin in pins if pin.name == "alabaster"]
+    assert [(pin.version, pin.marker) for pin in alabaster] == [("0.7.13", 'python_version < "3.10"'),
+                                                               ("0.7.16", 'python_version >= "3.10"')]
+    assert alabaster[1].files == (("alabaster-0.7.16-py3-none-any.whl", ">=3.9"),
+                                  ("alabaster-0.7.16.tar.gz", ">=3.9"))
+    assert len(pins) > 30 and all(pin.files for pin in pins)
+    fit = pins_fit(pins, cache=tmp_path / "cache")
+    assert (fit("bookworm"), fit("trixie")) == (True, True)
+
+
+@pytest.mark.parametrize("text", ["version = [", "\x00", "[[package]]\nname = 3\nversion = []\n",
+                                  "[[package]]\nname = \"x\"\nversion = \"1\"\nsource = \"weird\"\n"])
+def test_a_lock_that_cannot_be_read_pins_nothing(tmp_path, text):
+    """The installer's own message says what is wrong with it; choosing a release must not fail first."""
+    assert declared_runtimes(_lock_project(tmp_path, "uv.lock", text)).python_pins == ()
+
+
 def test_pnpm_lockfiles_engines_are_met_too(tmp_path):
     """The fixture's pnpm-lock.yaml pins vite 7 (under vitest), which needs ^20.19: node 18 would crash."""
     import shutil
