@@ -15,8 +15,10 @@ test module in the root of every target it builds tests of (library, binaries, i
 that each test binary proves itself: code under test that prints libtest's summary for its binary's
 tests and ends it successfully forges that binary alone, and its failing canary is then missing. Cargo
 stops at the first test binary that fails, so the judged run is told ``--no-fail-fast``
-(:meth:`Canary.judged_command`). Maven methods in each JUnit or TestNG class of a one-module build (it
-stops at the first module that fails).
+(:meth:`Canary.judged_command`). Maven methods in each JUnit or TestNG class of every module of the
+build (the aggregator's ``<modules>``, followed down); Maven stops the build at the first module whose
+tests fail, so the judged run is told ``-Dmaven.test.failure.ignore=true`` and every module's tests run
+(a test that fails still fails the check: its report says so, whatever Maven's exit code).
 
 Which files' canaries run is learnt from the baseline's reference run (:mod:`.outcomes`): a file
 the command does not collect, or one its module skips, had no failing canary there, and none is
@@ -76,6 +78,8 @@ _GO_TESTING = re.compile(r'^(?:import\s+|\s+)"testing"\s*$', re.MULTILINE)
 
 # cargo's test subcommand (or nextest's run), with what may come between: one command of a shell line.
 _CARGO_TEST = re.compile(r"(\b(?:cargo|/cargo)\b[^;&|\n]*?\s(?:test|t|nextest\s+(?:run|r)))(?=\s|$)")
+# Maven (or its wrapper) at the start of one command of a shell line.
+_MAVEN = re.compile(r"((?:^|[;&|(]\s*|\s)(?:\S*/)?(?:mvn|mvnw)(?:\.cmd)?)(?=\s|$)")
 _TOKEN = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
 Kind = Literal["fail", "pass"]
 
@@ -93,16 +97,20 @@ class Canary:
     too: ``go test`` lists passing tests only with ``-v`` (given through ``GOFLAGS``, which every go
     command reads, whatever the command line)."""
     failed_exit: int = 1
-    """The runner's exit code when a test failed, the failing canary alone among them: cargo's is 101."""
+    """The runner's exit code when a test failed, the failing canary alone among them: cargo's is 101;
+    Maven's 0 (the judged run tells it to ignore test failures, :meth:`judged_command`)."""
     stops_at_failure: bool = False
-    """The runner may stop at the first test binary that fails (``cargo test`` where ``--no-fail-fast``
-    could not be given): a failing canary it never reached says nothing when another test failed."""
+    """The runner may stop before every canary ran: ``cargo test`` at the first test binary that fails
+    (where ``--no-fail-fast`` could not be given), Maven at a module that does not build (an exit code
+    other than :attr:`failed_exit`). A failing canary it never reached says nothing when the run failed
+    on its own."""
     no_fail_fast: bool = False
-    """The judged run adds ``--no-fail-fast`` to cargo's test command (:meth:`judged_command`)."""
+    """The judged run tells the runner to run every test whatever fails (:meth:`judged_command`)."""
 
     def judged_command(self, command: str) -> str:
-        """The command as the judged run runs it: cargo told to run every test binary, so that each one's
-        canaries run whichever fails (the verdict is the same: a failing test fails either way).
+        """The command as the judged run runs it: cargo told to run every test binary (``--no-fail-fast``),
+        Maven every module (``-Dmaven.test.failure.ignore=true``), so that each one's canaries run whichever
+        fails (the verdict is the same: a failing test fails either way, by its report).
 
         Example:
             >>> canary = Canary("n", ("src/lib.rs",), no_fail_fast=True)
@@ -110,10 +118,15 @@ class Canary:
             'cd core && cargo test --no-fail-fast --quiet -- --test-threads 1'
             >>> canary.judged_command("cargo +stable nextest run --workspace")
             'cargo +stable nextest run --no-fail-fast --workspace'
+            >>> canary.judged_command("./mvnw -B -q verify")
+            './mvnw -Dmaven.test.failure.ignore=true -B -q verify'
         """
-        if not self.no_fail_fast or "--no-fail-fast" in command.split():
+        if not self.no_fail_fast:
             return command
-        return _CARGO_TEST.sub(r"\1 --no-fail-fast", command, count=1)
+        if _CARGO_TEST.search(command):
+            return command if "--no-fail-fast" in command.split() else \
+                _CARGO_TEST.sub(r"\1 --no-fail-fast", command, count=1)
+        return _MAVEN.sub(r"\1 -Dmaven.test.failure.ignore=true", command, count=1)
 
     def name(self, index: int, kind: Kind) -> str:
         """The token that names the canary of ``kind`` in the file numbered ``index``."""
@@ -212,27 +225,21 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
 
 
 def _plant_maven(root: Path, nonce: str | None) -> Canary | None:
-    """A canary pair of methods in each JUnit 4, JUnit 5 or TestNG test class of a single-module build.
-
-    Only a build of one module: Maven stops at the first module whose tests fail, so a failing canary
-    in a multi-module build would hide the tests of every module after it (no canary, then)."""
-    try:
-        pom = (root / "pom.xml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if re.search(r"<modules>\s*<module>", re.sub(r"<!--.*?-->", "", pom, flags=re.DOTALL)):
-        return None
+    """A canary pair of methods in each JUnit 4, JUnit 5 or TestNG test class of every module of the build."""
     chosen: list[tuple[str, str]] = []
-    for path in sorted((root / "src" / "test" / "java").rglob("*.java")):
-        rel = path.relative_to(root).as_posix()
-        if len(chosen) >= MAX_FILES or not _SUREFIRE_CLASS.search(path.name) or not _plain_file(root, rel, (".java",)):
-            continue
-        framework = _jvm_framework(path.read_text(encoding="utf-8", errors="replace"))
-        if framework:
-            chosen.append((rel, framework))
+    for module in _maven_modules(root):
+        for path in sorted((root / module / "src" / "test" / "java").rglob("*.java")):
+            rel = path.relative_to(root).as_posix()
+            if len(chosen) >= MAX_FILES or not _SUREFIRE_CLASS.search(path.name) \
+                    or not _plain_file(root, rel, (".java",)):
+                continue
+            framework = _jvm_framework(path.read_text(encoding="utf-8", errors="replace"))
+            if framework:
+                chosen.append((rel, framework))
     if not chosen:
         return None
-    canary = Canary(nonce or secrets.token_hex(16), tuple(rel for rel, _ in chosen))
+    canary = Canary(nonce or secrets.token_hex(16), tuple(rel for rel, _ in chosen), failed_exit=0,
+                    stops_at_failure=True, no_fail_fast=True)
     for index, (rel, framework) in enumerate(chosen):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -242,6 +249,47 @@ def _plant_maven(root: Path, nonce: str | None) -> Canary | None:
         path.unlink()  # a hard link into the judge's store: the layer gets a file of its own
         path.write_text(text[:end] + _jvm_source(canary, index, framework) + text[end:])
     return canary
+
+
+_MAVEN_MODULES = 200
+"""Modules followed in one build (a reactor larger than this is cut, in order)."""
+
+
+def _maven_modules(root: Path) -> list[str]:
+    """The folders of the build's modules, the root first, each aggregator's ``<modules>`` followed down as
+    Maven does (a module's ``<module>`` names a folder, or a POM file in one); none outside the tree, none
+    twice.
+
+    Example:
+        >>> import tempfile
+        >>> tree = Path(tempfile.mkdtemp()); (tree / "core").mkdir(); (tree / "cli").mkdir()
+        >>> _ = (tree / "pom.xml").write_text("<project><modules><module>core</module>"
+        ...                                   "<!-- <module>old</module> --><module>cli/pom.xml</module>"
+        ...                                   "<module>../elsewhere</module></modules></project>")
+        >>> _ = (tree / "core" / "pom.xml").write_text("<project/>")
+        >>> _ = (tree / "cli" / "pom.xml").write_text("<project><modules><module>../core</module></modules></project>")
+        >>> _maven_modules(tree)
+        ['.', 'core', 'cli']
+    """
+    found: list[str] = []
+    pending = ["."]
+    while pending and len(found) < _MAVEN_MODULES:
+        module = pending.pop(0)
+        if module in found:
+            continue
+        try:
+            pom = (root / module / "pom.xml").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found.append(module)
+        listed = re.search(r"<modules>(.*?)</modules>", re.sub(r"<!--.*?-->", "", pom, flags=re.DOTALL), re.DOTALL)
+        for name in re.findall(r"<module>\s*([^<]+?)\s*</module>", listed[1] if listed else ""):
+            name = name.removesuffix("pom.xml").rstrip("/") if name.endswith("pom.xml") else name
+            folder = os.path.normpath(os.path.join(module, name or "."))
+            if folder != ".." and not folder.startswith("../") and not os.path.isabs(folder) \
+                    and (root / folder).is_dir() and not (root / folder).is_symlink():
+                pending.append(Path(folder).as_posix())
+    return found
 
 
 def _pair(canary: Canary, index: int) -> list[tuple[str, str, str]]:

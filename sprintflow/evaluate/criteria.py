@@ -95,6 +95,11 @@ def judge_by_command(criterion: SuccessCriterion, command: str, outcome: Command
         return _criterion(criterion, Outcome.failed, "Only a test that ran and passed counts: "
                           + "; ".join(outcomes.problems) + f". {evidence}",
                           f"{criterion.description} — every test of it must run and pass.")
+    if code == 0 and outcomes is not None and outcomes.report.failures:
+        # A runner told (or configured) to go on past failing tests exits 0: its report still says they failed.
+        named = ", ".join(f.test for f in outcomes.report.failures[:5])
+        return _criterion(criterion, Outcome.failed, f"The runner exited 0, but its tests failed: {named}. {evidence}",
+                          f"{criterion.description} — every test of it must pass.")
     if code == 0:
         return _criterion(criterion, Outcome.passed, evidence)
     return _criterion(criterion, Outcome.failed, evidence,

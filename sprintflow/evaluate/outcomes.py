@@ -129,9 +129,10 @@ def _without_canaries(report: ParsedReport, canary: Canary) -> ParsedReport:
     return replace(report, tests=tests, failures=failures, diagnostics=diagnostics, counts=counts)
 
 
-def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, ...]) -> tuple[str | None, bool]:
+def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, ...],
+                    exit_code: int | None = None) -> tuple[str | None, bool]:
     """Why the canaries say the runner was compromised (None: they behaved), and whether a failing one
-    failed. ``expected``: the files whose failing canary failed on the baseline."""
+    failed. ``expected``: the files whose failing canary failed on the baseline; ``exit_code``: the run's."""
     failing = _canary_statuses(report, canary, canary.must_fail)
     passing = _canary_statuses(report, canary, canary.must_pass)
     for where, status in sorted(failing.items()):
@@ -139,8 +140,11 @@ def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, .
             return (f"the test that must fail (a canary the judge planted in {where}) {_ended(status)}: the "
                     "runner passes what cannot pass, so nothing it reports counts"), False
     # A runner that stops at its first failing binary never reached the failing canary when a real test
-    # failed first: that run fails on its own, and says nothing of the canary.
-    stopped = canary.stops_at_failure and any(not canary.is_canary(f.test) for f in report.failures)
+    # failed first; Maven, told to run every module's tests whatever they say (its failing canary then
+    # exits 0), stops only for what is no test's (a module that does not compile): either run fails on
+    # its own, and says nothing of the canaries after where it stopped.
+    stopped = canary.stops_at_failure and (any(not canary.is_canary(f.test) for f in report.failures)
+                                           or exit_code not in (None, canary.failed_exit))
     for where in expected:
         if where not in failing and not stopped:
             return (f"the test that must fail (a canary the judge planted in {where}) did not run, where it ran "
@@ -155,11 +159,12 @@ def _ended(status: str) -> str:
 
 
 def judge_outcomes(report: ParsedReport, canary: Canary | None, reference: Reference | None,
-                   held_out: bool = False) -> Outcomes:
-    """The rules of the module docstring, on one run's report."""
+                   held_out: bool = False, exit_code: int | None = None) -> Outcomes:
+    """The rules of the module docstring, on one run's report (``exit_code``: the run's)."""
     compromised, canary_failed = None, False
     if canary is not None:
-        compromised, canary_failed = _canary_problem(report, canary, reference.canaries if reference else ())
+        compromised, canary_failed = _canary_problem(report, canary, reference.canaries if reference else (),
+                                                     exit_code)
         report = _without_canaries(report, canary)
     problems = _against_baseline(report, reference) if reference is not None else []
     if held_out:

@@ -251,7 +251,7 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
         path = plan.reference_file(check)
         if path is not None:
             atomic_write_text(path, reference_of(parsed, canary).to_json())
-    outcomes = judge_outcomes(parsed, canary, reference, held_out) if parsed is not None else None
+    outcomes = judge_outcomes(parsed, canary, reference, held_out, outcome.exit_code) if parsed is not None else None
     result = judge_by_command(criterion, command, outcome, outcomes).model_copy(update={"held_out": held_out})
     if outcome.exit_code is not None and not outcome.timed_out and outcome.error is None and not plan.recording:
         store_cached_criterion(plan, criterion, timeout, result)

@@ -265,7 +265,8 @@ def maven_runs(tmp_path_factory):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
         canary = plant(root, "maven")
-        run = subprocess.run(["mvn", "-B", "-q", "test"], cwd=root, capture_output=True, text=True)
+        run = subprocess.run(canary.judged_command("mvn -B -q test"), shell=True, cwd=root, capture_output=True,
+                             text=True)
         runs[broken] = (canary, run, parse_report("maven", run.stdout + run.stderr, [str(root)]))
     return runs
 
@@ -281,8 +282,89 @@ def test_jvm_canaries_are_methods_of_each_test_class_of_a_one_module_build(maven
     outcomes = judge_outcomes(report, canary, None)
     assert [f.test for f in outcomes.report.failures] == ["org.acme.PocketTest.adds"] and outcomes.canary_failed
     assert not outcomes.failed_for_canary_alone(run.returncode)
-    # Maven stops at the first module whose tests fail: a build of several modules gets no canary
-    (tmp_path / "core/src/test/java").mkdir(parents=True)
-    (tmp_path / "pom.xml").write_text("<project><modules>\n  <module>core</module>\n</modules></project>")
-    (tmp_path / "core/src/test/java/CoreTest.java").write_text("import org.junit.Test;\npublic class CoreTest {}\n")
-    assert plant(tmp_path, "maven") is None
+
+
+@pytest.fixture(scope="module")
+def maven_reactor_runs(tmp_path_factory):
+    """A build of two modules (``core``: Pocket and its test; ``extra``: a test of its own), canaries planted
+    in both, run as the judge runs it: fixed, with core's add broken, and with extra's tests not compiling."""
+    import shutil
+    import subprocess
+
+    from tests.evaluate.test_failing_tests import MAVEN_POM, MAVEN_TESTS
+
+    if shutil.which("mvn") is None:
+        pytest.skip("needs Maven")
+    runs = {}
+    for case in ("fixed", "broken", "uncompilable"):
+        root = tmp_path_factory.mktemp(f"reactor-{case}")
+        files = {
+            "pom.xml": "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n"
+                       "  <groupId>org.acme</groupId><artifactId>reactor</artifactId><version>1.0</version>\n"
+                       "  <packaging>pom</packaging>\n  <modules>\n    <module>core</module>\n"
+                       "    <!-- <module>retired</module> -->\n    <module>extra</module>\n  </modules>\n</project>\n",
+            "core/pom.xml": MAVEN_POM.replace("<artifactId>pocket</artifactId>", "<artifactId>core</artifactId>"),
+            "core/src/main/java/org/acme/Pocket.java": "package org.acme;\n\npublic final class Pocket {\n"
+                f"    public static int add(int a, int b) {{\n        return a {'-' if case == 'broken' else '+'} b;\n"
+                "    }\n}\n",
+            "core/src/test/java/org/acme/PocketTest.java": MAVEN_TESTS["PocketTest"],
+            "extra/pom.xml": MAVEN_POM.replace("<artifactId>pocket</artifactId>", "<artifactId>extra</artifactId>"),
+            "extra/src/test/java/org/acme/OtherTest.java": MAVEN_TESTS["OtherTest"].replace(
+                "Pocket.add(1, 0)", "(1 + 0") if case == "uncompilable" else MAVEN_TESTS["OtherTest"].replace(
+                "Pocket.add(1, 0)", "1 + 0"),
+        }
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        canary = plant(root, "maven")
+        run = subprocess.run(canary.judged_command("mvn -B -q test"), shell=True, cwd=root, capture_output=True,
+                             text=True)
+        runs[case] = (canary, run, parse_report("maven", run.stdout + run.stderr, [str(root)]))
+    return runs
+
+
+def test_every_module_of_a_reactor_gets_canaries_and_runs_its_tests_past_a_failing_one(maven_reactor_runs):
+    """Maven stops at the first module whose tests fail: the judged run tells it to go on, so the canaries
+    of the modules after it run too, and a failing test still fails by its report."""
+    canary, run, report = maven_reactor_runs["fixed"]
+    assert canary.paths == ("core/src/test/java/org/acme/PocketTest.java",
+                            "extra/src/test/java/org/acme/OtherTest.java")
+    outcomes = judge_outcomes(report, canary, None, exit_code=run.returncode)
+    assert run.returncode == 0 and outcomes.compromised is None and outcomes.canary_failed, run.stdout[-2000:]
+    assert outcomes.report.counts.passed == 3 and not outcomes.report.failures
+    baseline = reference_of(report, canary)
+    assert sorted(baseline.canaries) == list(canary.paths)  # both modules' failing canaries failed
+    canary, run, report = maven_reactor_runs["broken"]
+    outcomes = judge_outcomes(report, canary, baseline, exit_code=run.returncode)
+    assert [f.test for f in outcomes.report.failures] == ["org.acme.PocketTest.adds"]
+    assert outcomes.compromised is None and not outcomes.problems  # extra's tests ran after core's failed
+    assert run.returncode == 0 and not outcomes.failed_for_canary_alone(run.returncode)
+
+
+def test_a_module_that_does_not_build_is_not_blamed_on_the_code_for_the_canaries_after_it(maven_reactor_runs):
+    """extra's tests do not compile: Maven stops there, extra's canaries never ran, and the run fails on its
+    own exit code; that says nothing of a runner changed from inside."""
+    _, _, fixed = maven_reactor_runs["fixed"]
+    canary, run, report = maven_reactor_runs["uncompilable"]
+    outcomes = judge_outcomes(report, canary, reference_of(fixed, maven_reactor_runs["fixed"][0]),
+                              exit_code=run.returncode)
+    assert run.returncode != 0 and outcomes.compromised is None, (run.returncode, outcomes.compromised)
+    unexcused = judge_outcomes(report, canary, reference_of(fixed, maven_reactor_runs["fixed"][0]))
+    assert "did not run" in (unexcused.compromised or "")  # what the exit code excuses: extra's canaries
+
+
+def test_a_held_out_eval_whose_runner_went_on_past_its_failures_fails_by_its_report(maven_reactor_runs):
+    """The judged run tells Maven to ignore test failures, so it exits 0: the criterion reads the report."""
+    from sprintflow.evaluate.criteria import judge_by_command
+    from sprintflow.io.process import CommandResult
+    from sprintflow.schemas import Outcome, SuccessCriterion
+
+    canary, run, report = maven_reactor_runs["broken"]
+    criterion = SuccessCriterion.model_validate({
+        "criterionId": "sc-1-3", "description": "The held-out eval passes.", "verificationMethod": "custom",
+        "required": True, "customCommand": "mvn -B -q test"})
+    outcomes = judge_outcomes(report, canary, None, held_out=True, exit_code=run.returncode)
+    judged = judge_by_command(criterion, "mvn -B -q test", CommandResult(run.returncode, run.stdout, run.stderr),
+                              outcomes)
+    assert run.returncode == 0 and judged.result is Outcome.failed
+    assert "its tests failed: org.acme.PocketTest.adds" in judged.evidence

@@ -68,7 +68,7 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
         if parsed is None or parsed.counts is None:
             return self._with_test_run(run, command, outcome, parsed)
         reference = reference_of(parsed, run.planted)
-        outcomes = judge_outcomes(parsed, run.planted, run.reference)
+        outcomes = judge_outcomes(parsed, run.planted, run.reference, exit_code=outcome.exit_code)
         if outcomes.failed_for_canary_alone(outcome.exit_code):
             outcome = dataclasses.replace(outcome, exit_code=0)
         judged = self._with_test_run(run, command, outcome, outcomes.report)
