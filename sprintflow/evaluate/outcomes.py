@@ -144,7 +144,7 @@ def _canary_problem(report: ParsedReport, canary: Canary, expected: tuple[str, .
     # exits 0), stops only for what is no test's (a module that does not compile): either run fails on
     # its own, and says nothing of the canaries after where it stopped.
     stopped = canary.stops_at_failure and (any(not canary.is_canary(f.test) for f in report.failures)
-                                           or exit_code not in (None, canary.failed_exit))
+                                           or exit_code not in (None, 0, canary.failed_exit))
     for where in expected:
         if where not in failing and not stopped:
             return (f"the test that must fail (a canary the judge planted in {where}) did not run, where it ran "

@@ -239,7 +239,7 @@ def test_a_test_binary_whose_summary_the_code_forged_is_compromised(cargo_runs, 
     counts look right, and only the binary's own missing failing canary tells."""
     canary, run, report = cargo_runs["forged", command]
     fixed_canary, _, fixed_report = cargo_runs["fixed", command]
-    outcomes = judge_outcomes(report, canary, reference_of(fixed_report, fixed_canary))
+    outcomes = judge_outcomes(report, canary, reference_of(fixed_report, fixed_canary), exit_code=run.returncode)
     assert run.returncode == 0 and not report.failures
     assert outcomes.compromised and "did not run" in outcomes.compromised, outcomes
 
