@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -26,6 +26,7 @@ from sprintflow.evaluate.formats import artifact_description, artifact_key, eval
 from sprintflow.evaluate.outcomes import fail_suppressed
 from sprintflow.evaluate.plan import EvaluationPlan, plan_evaluation
 from sprintflow.evaluate.result import assemble_eval_result, load_previous_eval, write_eval_result
+from sprintflow.evaluate.steps import reused_criterion, reused_result
 from sprintflow.evaluate.strategies import STRATEGIES
 from sprintflow.evaluate.view import open_view, overlay_unavailable
 from sprintflow.history.records import record_evaluation
@@ -59,41 +60,56 @@ from sprintflow.tasks.evaluate import judge_manual_criterion_task, run_custom_cr
 __all__ = ["evaluate_flow", "reference_flow"]
 
 
-def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[PrefectFuture[State[StrategyResult]]]:
+Answer: TypeAlias = "StrategyResult | CriterionResult | PrefectFuture[Any]"
+"""A reused result, answered in the flow, or the future of the task run that judges."""
+
+
+def _submit_strategies(plan: EvaluationPlan, use_cache: bool) -> list[Answer]:
     """Submit all strategies at once; api-check and playwright wait for build (first in order).
 
-    They run on the build's output, so a cached build runs again when one of them must run; and
-    after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
+    A strategy whose result on identical content and config is stored is answered here, with no
+    task run: it costs the server nothing, and the flow's artifact and the EvalResult say ``cached``.
+    The others run on the build's output, so a cached build runs again when one of them must run;
+    and after a failed build too (``allow_failure``: its task run ends Failed when the build fails).
     """
-    misses = [s for s in plan.strategies if not (use_cache and cached_result(plan, s))]
-    rebuild = any(STRATEGIES[s.type].needs_build for s in misses)
-    futures: list[PrefectFuture[State[StrategyResult]]] = []
+    hits = [use_cache and cached_result(plan, s) is not None for s in plan.strategies]
+    rebuild = any(STRATEGIES[s.type].needs_build for s, hit in zip(plan.strategies, hits, strict=True) if not hit)
+    answers: list[Answer] = []
     builds: list[Any] = []
-    for strategy in plan.strategies:
+    for strategy, hit in zip(plan.strategies, hits, strict=True):
         is_build = strategy.type is StrategyType.build
+        reused = reused_result(plan, strategy) if hit and not (is_build and rebuild) else None
+        if reused is not None:  # a build's output is seeded before what runs on it is submitted
+            answers.append(reused)
+            continue
         wait_for = builds if STRATEGIES[strategy.type].needs_build else []
         future = run_strategy_task.submit(plan, strategy, use_cache and not (is_build and rebuild),
                                           wait_for=wait_for, return_state=False)
-        if strategy.type is StrategyType.build:
+        if is_build:
             builds.append(allow_failure(future))
-        futures.append(future)
-    return futures
+        answers.append(future)
+    return answers
+
+
+def _answered(answer: Answer) -> Any:
+    return task_value(answer) if isinstance(answer, PrefectFuture) else answer
 
 
 def _judge_criteria(plan: EvaluationPlan, strategies: list[StrategyResult],
                     use_cache: bool) -> list[CriterionResult]:
     by_type = {s.type.value: r for s, r in zip(plan.strategies, strategies, strict=True)}
-    pending = {}
+    pending: dict[str, Answer] = {}
     for c in plan.contract.success_criteria:
         if c.verification_method is VerificationMethod.custom:
-            pending[c.criterion_id] = run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
+            reused = reused_criterion(plan, c.criterion_id) if use_cache else None
+            pending[c.criterion_id] = reused or run_custom_criterion_task.submit(plan, c.criterion_id, use_cache)
         elif c.verification_method is VerificationMethod.manual:
             pending[c.criterion_id] = judge_manual_criterion_task.submit(plan, c.criterion_id)
     results = []
     for criterion in plan.contract.success_criteria:
         method = criterion.verification_method
         if criterion.criterion_id in pending:
-            results.append(task_value(pending[criterion.criterion_id]))
+            results.append(_answered(pending[criterion.criterion_id]))
         else:
             results.append(judge_by_strategy(criterion, by_type.get(method.value)))
     return results
@@ -211,8 +227,7 @@ def _judge_in_view(plan: EvaluationPlan, use_cache: bool, silenced: list[Suppres
               f"({overlay_unavailable()})")
     try:
         plan = replace(plan, view=view)
-        futures = _submit_strategies(plan, use_cache)
-        strategies = [task_value(future) for future in futures]  # resolve every future
+        strategies = [_answered(answer) for answer in _submit_strategies(plan, use_cache)]  # every future resolved
         strategies, unclaimed = fail_suppressed(plan.strategies, strategies, silenced)
         criteria = _judge_criteria(plan, strategies, use_cache)
     finally:

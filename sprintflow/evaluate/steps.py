@@ -49,17 +49,24 @@ from .reproduction import select_tests, test_runner
 from .strategies import Judged, Strategy
 from .strategies.base import execute
 
-__all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "strategy_step"]
+__all__ = ["custom_criterion_step", "manual_criterion_step", "record_tests", "reused_criterion", "reused_result",
+           "strategy_step"]
+
+
+def reused_result(plan: EvaluationPlan, strategy: StrategyConfig) -> StrategyResult | None:
+    """The strategy's stored result on identical content and config, its output (a build's) seeded into
+    its layer for what runs on it; None when there is none."""
+    hit = cached_result(plan, strategy)
+    if hit is not None:
+        plan.evaluation_view.seed(plan.layer_of(strategy), cached_outputs(plan, strategy))
+    return hit
 
 
 def strategy_step(plan: EvaluationPlan, strategy: StrategyConfig, use_cache: bool) -> StrategyResult:
     """One strategy's result: reused when identical content and config ran before, else judged and recorded."""
-    view, layer = plan.evaluation_view, plan.layer_of(strategy)
-    if use_cache:
-        hit = cached_result(plan, strategy)
-        if hit is not None:
-            view.seed(layer, cached_outputs(plan, strategy))  # a build's output, for what runs on it
-            return hit
+    if use_cache and (hit := reused_result(plan, strategy)) is not None:
+        return hit
+    layer = plan.layer_of(strategy)
     plugin = plan.plugin(strategy)
     plugin.check()
     judged, changed = _judge_in_layer(plan, strategy, plugin, layer)
@@ -218,6 +225,14 @@ def _criterion(plan: EvaluationPlan, criterion_id: str) -> SuccessCriterion:
     return next(c for c in plan.contract.success_criteria if c.criterion_id == criterion_id)
 
 
+def reused_criterion(plan: EvaluationPlan, criterion_id: str) -> CriterionResult | None:
+    """A custom criterion's stored verdict on identical content and command (never on a baseline's
+    recording run, which is for what ran there); None when there is none."""
+    if plan.recording:
+        return None
+    return cached_criterion(plan, _criterion(plan, criterion_id), plan.project.executor.default_timeout)
+
+
 def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bool = False) -> CriterionResult:
     """A custom criterion: its customCommand in the executor; exit 0 passes, and when the command is a
     test runner only the tests that count (:mod:`.outcomes`: canaries, the baseline's tests, a
@@ -231,7 +246,7 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
     timeout = plan.project.executor.default_timeout
     check = f"criterion-{criterion_id}"
     held_out = is_held_out(command, plan.project.sprint.held_out)
-    if use_cache and not plan.recording and (hit := cached_criterion(plan, criterion, timeout)) is not None:
+    if use_cache and (hit := reused_criterion(plan, criterion_id)) is not None:
         return hit
     spec = infer_report(command, plan.source)
     runner = runner_of(spec.format if spec else None, command)

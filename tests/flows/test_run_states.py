@@ -67,6 +67,21 @@ def test_a_passed_contract_ends_completed_with_its_verdict_line(prefect_harness,
     assert {state.name for state in tasks.values()} == {"Completed"}
 
 
+def test_a_cached_strategy_or_criterion_is_answered_without_a_task_run(prefect_harness, tmp_path):
+    """The second evaluation of an unchanged tree reuses every verdict: the server gets the flow run alone,
+    and the EvalResult still says which results were reused."""
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace / "state.txt").write_text("2")
+    _, first = _server_run(_evaluate(workspace))
+    again = _evaluate(workspace, iteration=2)
+    run, tasks = _server_run(again)
+    assert first and not tasks, tasks
+    result = again.result()
+    assert result.overall_result == "pass" and all(s.cached for s in result.strategy_results)
+    assert [c.criterion_id for c in result.criteria_results if "(cached" in c.evidence] == ["sc-1-2"]  # the custom one
+    assert run.state.message.startswith("PASS sprint-spec-tiny-1 (iteration 2): ")
+
+
 def test_bad_input_ends_invalid_input_in_one_line_and_the_caller_gets_the_error(prefect_harness, tmp_path):
     workspace = make_workspace(tmp_path / "ws")
     (workspace / CONTRACT).write_text("{")
