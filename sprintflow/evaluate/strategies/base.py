@@ -321,8 +321,20 @@ def format_diagnostic(d: Diagnostic) -> str:
 
 
 def exit_code_verdict(command: str, outcome: CommandResult, parsed: ParsedReport | None) -> tuple[Outcome, str]:
-    """Pass on exit code 0 with no error in the report; else the exit code and the first error."""
+    """Pass on exit code 0 with no error and no failed test in the report; else the exit code and the first
+    error. A runner told (or configured) to go on past failing tests exits 0: its report still counts them.
+
+    Example:
+        >>> from sprintflow.parsers import TestCounts, TestFailure
+        >>> failed = ParsedReport(counts=TestCounts(2, 1, 1, 0), failures=[TestFailure("CalcTest.adds", "4 != 0")])
+        >>> exit_code_verdict("mvn -q test", CommandResult(exit_code=0), failed)
+        (<Outcome.failed: 'fail'>, '`mvn -q test` exited 0, but its tests failed: CalcTest.adds.')
+    """
     errors = parsed.error_count if parsed else 0
+    failed = parsed.counts.failed if parsed and parsed.counts else 0
+    if outcome.exit_code == 0 and failed and not errors:
+        named = ", ".join(f.test for f in parsed.failures[:5]) if parsed and parsed.failures else f"{failed} test(s)"
+        return Outcome.failed, f"`{command}` exited 0, but its tests failed: {named}."
     if outcome.exit_code == 0 and not errors:
         return Outcome.passed, f"`{command}` exited 0" + (" with no errors." if parsed else ".")
     found = f" with {errors} error(s)" if errors else ""
