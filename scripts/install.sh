@@ -7,3 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q -e '.[dev]'
 python3 -m compileall -q sprintflow flows tasks schemas deployments
+# The judge's cargo-mutants (the mutation check of Rust's tests; sprintflow/sandbox/cargo_mutants.py), built once
+# with the host's cargo, about two minutes; without it a Rust project's tests are judged, not mutation-checked.
+if command -v cargo >/dev/null; then
+  python3 -m sprintflow.sandbox.cargo_mutants >/dev/null || echo "cargo-mutants was not built (see above)" >&2
+fi

@@ -22,7 +22,9 @@ executor mounts read-only over the host's.
   through ``verify`` selecting no test, for what only a run resolves: Surefire's and Failsafe's
   providers, plugins' own dependencies; compile errors and what the registry does not serve do not stop
   it) into :data:`MAVEN_REPOSITORY`,
-  which the sandbox's Maven then reads offline (its global settings say so);
+  which the sandbox's Maven then reads offline (its global settings say so); and the judge's mutation tool,
+  PIT (:data:`PITEST_ARTIFACTS`, ``dependency:get``; on the host :func:`host_maven_tools` fetches the same
+  into the host's Maven repository);
 * Rust: ``cargo fetch`` (``--locked`` with a Cargo.lock) into :data:`CARGO_HOME`, read offline.
 
 A step's installers may run the project's own code (npm's lifecycle scripts, Maven's plugins bound
@@ -40,11 +42,13 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CARGO_HOME", "GO_MODULES", "MAVEN_REPOSITORY", "VENV", "DependencyPlan", "InstallStep",
+__all__ = ["CARGO_HOME", "GO_MODULES", "MAVEN_REPOSITORY", "PITEST_ARTIFACTS", "VENV", "DependencyPlan", "InstallStep",
+           "host_maven_repository", "host_maven_tools",
            "plan_dependencies", "python_lockfile", "requirement_files"]
 
 VENV = "/opt/sprintflow/venv"
@@ -370,6 +374,65 @@ _SKIPPED_CHECKS = ("-Drat.skip=true -Dcheckstyle.skip=true -Dspotbugs.skip=true 
                    "-Djapicmp.skip=true -Danimal.sniffer.skip=true -Dlicense.skip=true -Dspotless.check.skip=true")
 
 
+PITEST_ARTIFACTS = ("org.pitest:pitest-maven:1.30.2:maven-plugin", "org.pitest:pitest-junit5-plugin:1.2.3")
+"""PIT's Maven plugin and its JUnit 5 plugin: what the mutation check of ``mvn test`` runs (each with its
+dependencies), fetched into the Maven repository the judged commands read offline."""
+_FETCH_TOOL = "mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get -Dartifact={artifact}"
+_HOST_FETCH_TIMEOUT_S = 600
+
+
+def host_maven_tools(ready_folder: Path) -> str | None:
+    """PIT's artifacts (:data:`PITEST_ARTIFACTS`) in the host's Maven repository, the one the local executor's
+    offline ``mvn`` reads (``~/.m2/repository``, or the ``localRepository`` its settings name): fetched from
+    Maven Central by the judge the first time (once per repository: ``ready_folder`` keeps the mark), in an
+    empty folder (no project's POM or extensions take part), contained with network and only that repository
+    writable. The host's counterpart of the setup step's fetch. None when they are there; else why not.
+    """
+    from sprintflow.io.containment import Bind, Containment
+    from sprintflow.io.files import file_lock
+    from sprintflow.io.process import run_command
+    from sprintflow.io.secrets import strategy_env
+
+    repository = host_maven_repository()
+    mark = ready_folder / ("pitest-" + hashlib.sha256(f"{repository}\0{PITEST_ARTIFACTS}".encode()).hexdigest()[:24])
+    if mark.is_file():
+        return None
+    ready_folder.mkdir(parents=True, exist_ok=True)
+    with file_lock(ready_folder / f"{mark.name}.lock"):
+        if mark.is_file():
+            return None
+        try:
+            repository.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"the host's Maven repository {repository} cannot be written: {exc}"
+        env = strategy_env(passed=("JAVA_HOME", "MAVEN_OPTS", "MAVEN_HOME", "M2_HOME", "SSL_CERT_FILE"))
+        with tempfile.TemporaryDirectory() as empty:
+            for artifact in PITEST_ARTIFACTS:
+                fetch = f"{_FETCH_TOOL.format(artifact=artifact)} -Dmaven.repo.local={shlex.quote(str(repository))}"
+                done = run_command(fetch, cwd=empty, timeout=_HOST_FETCH_TIMEOUT_S, env=env,
+                                   contain=Containment(binds=(Bind(str(repository), str(repository), writable=True),),
+                                                       network=True))
+                if done.exit_code != 0 or done.timed_out:
+                    return (f"{artifact} could not be fetched from Maven Central into {repository} "
+                            f"(exit {done.exit_code}): {(done.stdout + done.stderr).strip()[-300:]}")
+        mark.touch()
+    return None
+
+
+def host_maven_repository() -> Path:
+    """The local repository the host's ``mvn`` uses: the user's settings', then the global settings', else
+    ``~/.m2/repository``."""
+    for settings in (Path.home() / ".m2" / "settings.xml", Path("/etc/maven/settings.xml")):
+        try:
+            text = re.sub(r"<!--.*?-->", "", settings.read_text(encoding="utf-8", errors="replace"), flags=re.S)
+        except OSError:
+            continue
+        found = re.search(r"<localRepository>\s*([^<\s][^<]*?)\s*</localRepository>", text)
+        if found:
+            return Path(found.group(1).replace("${user.home}", str(Path.home())))
+    return Path.home() / ".m2" / "repository"
+
+
 def _maven_step(workspace: Path) -> InstallStep | None:
     if not (workspace / "pom.xml").is_file():
         return None
@@ -398,6 +461,10 @@ def _maven_step(workspace: Path) -> InstallStep | None:
         f"  mvn -B -q verify $skip {_RUN_NOTHING} "
         "|| echo '[setup] the build stopped early: what it did not load is missing offline'",
         "done",
+        # The judge's mutation tool for Maven (PIT, :mod:`sprintflow.evaluate.mutation.pitest`), from Maven
+        # Central, never from the project: missing, the mutation check says it was unavailable.
+        *(f"{_FETCH_TOOL.format(artifact=a)} || echo '[setup] {a} could not be fetched: no mutation check'"
+          for a in PITEST_ARTIFACTS),
         f"echo {shlex.quote(_MAVEN_SETTINGS.replace('OFFLINE', 'true'))} > {settings}",
         # Maven records what it resolved beside the artifacts, even offline: each run's own copy (the
         # container's layer) must be writable by the sandbox user.

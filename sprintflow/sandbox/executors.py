@@ -28,8 +28,12 @@ from sprintflow.kinds import ExecutorKind, ExecutorName
 from sprintflow.schemas import ExecutorConfig, ExecutorRecord
 from sprintflow.settings import get_settings
 
+from .cargo_mutants import HOST_FOLDER as CARGO_MUTANTS_FOLDER
+from .cargo_mutants import host_binary as host_cargo_mutants
 from .docker_host import DEADLINE_LABEL, LABEL, LEASE_LABEL, OWNER_LABEL, docker_host_slot, owner_label, reconcile_once
 from .go_cache import HOST_GO_CACHE, host_std_cache
+from .gremlins import HOST_FOLDER as GREMLINS_FOLDER
+from .gremlins import built as built_gremlins
 
 if TYPE_CHECKING:
     from sprintflow.judge.tree import JudgedTree
@@ -166,6 +170,12 @@ class LocalExecutor(Executor):
             binds.append(Bind(str(go_cache), HOST_GO_CACHE))
             discard.append(HOST_GO_CACHE)
             env = {"GOCACHE": HOST_GO_CACHE, **env}
+        gremlins = built_gremlins() if (workspace / "go.mod").is_file() else None
+        if gremlins is not None:  # the judge's mutation tool of Go's tests, read-only (:mod:`.gremlins`)
+            binds.append(Bind(str(gremlins), GREMLINS_FOLDER))
+        cargo_mutants = host_cargo_mutants()
+        if cargo_mutants is not None:  # the judge's mutation tool of Rust's tests, read-only (:mod:`.cargo_mutants`)
+            binds.append(Bind(str(cargo_mutants.parent), CARGO_MUTANTS_FOLDER))
         return run_command(spec.command, cwd=shown, timeout=spec.timeout, output_limit=self.config.output_limit,
                            env=env, contain=Containment(binds=tuple(binds), network=spec.network,
                                                         discard=tuple(discard)))

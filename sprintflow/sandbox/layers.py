@@ -34,9 +34,16 @@ from sprintflow.errors import ExecutorUnavailable, InfrastructureError
 from sprintflow.io.files import atomic_write_text
 from sprintflow.io.hashing import IGNORED_DIRS
 
+from .cargo_mutants import VERSION as CARGO_MUTANTS_VERSION
+from .cargo_mutants import build as build_cargo_mutants
+from .cargo_mutants import runtime_steps as cargo_mutants_steps
 from .dependencies import CARGO_HOME, GO_MODULES, PLAYWRIGHT_BROWSERS, TOOLS, VENV, DependencyPlan
 from .downloads import go_toolchain, node_package_name, unpacked_package
 from .go_cache import std_cache_steps
+from .gremlins import VERSION as GREMLINS_VERSION
+from .gremlins import GremlinsUnavailable
+from .gremlins import build as build_gremlins
+from .gremlins import runtime_steps as gremlins_steps
 from .setup_container import Setup, commit_setup
 
 __all__ = [
@@ -103,6 +110,16 @@ def _short(key: str) -> str:
     return key[:16]
 
 
+def _gremlins(progress: Progress) -> Path | None:
+    """The judge's gremlins for a Go runtime layer (:mod:`.gremlins`), or None where it cannot be built:
+    the layer is then built without it (its key says so), and the mutation check of ``go test`` is unavailable."""
+    try:
+        return build_gremlins(progress)
+    except GremlinsUnavailable as exc:
+        progress(f"[runtime] {exc}: the Go runtime layer goes without it")
+        return None
+
+
 def touch_used(cache: Path, tag: str) -> None:
     """Remember that ``tag`` was used now (``prune`` keeps the most recently used)."""
     stamp = cache / "used" / tag.replace(":", "_").replace("/", "_")
@@ -160,9 +177,13 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
                                   "(or run with --executor local)")
     base_id = client.images.get(base_image).id
     packages = ["make", "g++", *_jvm_packages(jdk), *(_RUST_PACKAGES if rust else ())]
+    gremlins = _gremlins(progress) if go else None
+    go_key = f"|go={go}+std-cache{f'+gremlins-{GREMLINS_VERSION}' if gremlins else ''}" if go else ""
+    # The judge's cargo-mutants (:mod:`.cargo_mutants`), built on the host: Debian's rustc is too old for it.
+    cargo_mutants = build_cargo_mutants(progress) if rust else None
     key = hashlib.sha256(f"{base_id}|node={'+npm'.join(node) if node else 'base'}|make,g++|v1"
-                         f"{f'|go={go}+std-cache' if go else ''}{f'|jdk={jdk}' if jdk else ''}{'|rust' if rust else ''}"
-                         .encode()).hexdigest()
+                         f"{go_key}{f'|jdk={jdk}' if jdk else ''}{'|rust' if rust else ''}"
+                         f"{f'+cargo-mutants-{CARGO_MUTANTS_VERSION}' if cargo_mutants else ''}".encode()).hexdigest()
     tag = f"sprintflow-runtime:{_short(key)}"
     if _image_exists(client, tag):
         return tag
@@ -193,6 +214,12 @@ def runtime_layer(base_image: str, node: tuple[str, str] | None, progress: Progr
             _tar_add_dir(archive, go_toolchain(go), "go")
             lines += [f"COPY go {GO_HOME}", f"RUN {GO_HOME}/bin/go version", _GO_ENV,
                       *std_cache_steps(f"{GO_HOME}/bin/go")]
+            if gremlins:
+                _tar_add_dir(archive, gremlins, "gremlins")
+                lines += gremlins_steps()
+        if cargo_mutants:
+            archive.add(str(cargo_mutants), arcname="cargo-mutants", filter=_owned_by_root)
+            lines += cargo_mutants_steps()
         labels = f"{KIND_LABEL}=runtime sprintflow.base={base_image}"
         if node:
             labels += f" sprintflow.node={node[0]} sprintflow.npm={node[1]}"

@@ -117,6 +117,12 @@ VERDICTS = [
     ("untested_addition", "python", "docker", "unit-test"),
     ("weak_assertion_addition", "python", "local", "unit-test"),
     ("untested_addition_js", "ts", "local", "unit-test"),
+    ("untested_addition_java", "java", "local", "unit-test"),
+    ("untested_addition_java", "java", "docker", "unit-test"),
+    ("untested_addition_rust", "rust", "local", "unit-test"),
+    ("untested_addition_rust", "rust", "docker", "unit-test"),
+    ("untested_addition_go", "go", "local", "unit-test"),
+    ("untested_addition_go", "go", "docker", "unit-test"),
     ("untested_in_test_named_module", "python", "local", "unit-test"),
     ("untested_in_test_named_module", "python", "docker", "unit-test"),
     ("untested_in_tests_helpers", "python", "local", "unit-test"),
@@ -150,6 +156,11 @@ VERDICTS = [
     ("java_failures_ignored", "java", "local", "unit-test"),
     ("java_failures_ignored", "java", "docker", "unit-test"),
     ("java_tests_skipped", "java", "local", "unit-test"),
+    # Java: a JUnit extension in the code under test swallows every failure, in one module of a reactor
+    # (each module's tests get their canaries; the judged run goes on past failing modules).
+    ("java_swallowing_extension", "java-reactor", "local", "unit-test"),
+    ("java_swallowing_extension", "java-reactor", "docker", "unit-test"),
+    ("java_swallowing_extension", "java", "local", "unit-test"),
 ]
 
 HONEST = [
@@ -163,6 +174,8 @@ HONEST = [
     ("honest", "rust", "docker"),
     ("honest", "java", "local"),
     ("honest", "java", "docker"),
+    ("honest", "java-reactor", "local"),
+    ("honest", "java-reactor", "docker"),
     ("honest", "python-checks", "local"),
     ("honest", "python-checks", "docker"),
     ("honest", "ts-checks", "local"),
@@ -180,6 +193,12 @@ HONEST = [
     ("honest_tested_addition", "python", "local"),
     ("honest_tested_addition", "python", "docker"),
     ("honest_tested_addition", "ts", "local"),
+    ("honest_tested_addition", "java", "local"),
+    ("honest_tested_addition", "java", "docker"),
+    ("honest_tested_addition", "rust", "local"),
+    ("honest_tested_addition", "rust", "docker"),
+    ("honest_tested_addition", "go", "local"),
+    ("honest_tested_addition", "go", "docker"),
     ("honest_tested_helper_module", "python", "local"),
     ("honest_tested_helper_module", "python", "docker"),
     ("honest_tested_helper_module", "ts", "local"),
@@ -190,7 +209,8 @@ HONEST = [
 
 JUDGED_BY = ("evals/test_held_out.py", "sprintflow.toml", "package.json", "pyproject.toml", "tests/test_calc.py",
              "test/add.test.js", "vitest.config.js", "checks/calc_checks.py", "checks/add.check.js", "evals/heldout.rs",
-             "src/test/java/org/acme/CalcTest.java")
+             "src/test/java/org/acme/CalcTest.java", "core/src/test/java/org/acme/CalcTest.java",
+             "app/src/test/java/org/acme/GreeterTest.java")
 
 
 def _victim(kind: str, root: Path) -> Path:
@@ -198,8 +218,8 @@ def _victim(kind: str, root: Path) -> Path:
         return go_victim(root, iterations=int(kind.rsplit("-", 1)[1]) if kind[-1].isdigit() else 1)
     if kind == "rust":
         return rust_victim(root)
-    if kind == "java":
-        return java_victim(root)
+    if kind.startswith("java"):
+        return java_victim(root, reactor=kind == "java-reactor")
     if kind.startswith("ts"):
         return ts_victim(root, checks=kind == "ts-checks")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)

@@ -316,29 +316,96 @@ timeout = 600
 '''
 
 
-def java_victim(root: Path) -> Path:
-    """A Maven build whose Calc.add subtracts, tested with JUnit 5 through plain ``mvn -q test``."""
+JAVA_REACTOR_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>org.acme</groupId>
+  <artifactId>reactor</artifactId>
+  <version>1.0</version>
+  <packaging>pom</packaging>
+  <modules>
+    <module>core</module>
+    <module>app</module>
+  </modules>
+</project>
+"""
+
+
+JAVA_CALC = """package org.acme;
+
+public final class Calc {
+    public static int add(int a, int b) {
+        return a - b;
+    }
+}
+"""
+JAVA_CALC_TEST = """package org.acme;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class CalcTest {
+    @Test
+    void adds() {
+        assertEquals(4, Calc.add(2, 2));
+    }
+
+    @Test
+    void addsZero() {
+        assertEquals(0, Calc.add(0, 0));
+    }
+}
+"""
+JAVA_GREETER = """package org.acme;
+
+public final class Greeter {
+    public static String greet(String name) {
+        return "Hello, " + name;
+    }
+}
+"""
+JAVA_GREETER_TEST = """package org.acme;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class GreeterTest {
+    @Test
+    void greets() {
+        assertEquals("Hello, Ada", Greeter.greet("Ada"));
+    }
+}
+"""
+
+
+def java_victim(root: Path, reactor: bool = False) -> Path:
+    """A Maven build whose Calc.add subtracts, tested with JUnit 5 through plain ``mvn -q test``; with
+    ``reactor``, a build of two modules: ``core`` (Calc and its test) and ``app`` (a test of its own)."""
+    module = "core/" if reactor else ""
     _write(root, {
-        "pom.xml": JAVA_POM,
-        "src/main/java/org/acme/Calc.java": "package org.acme;\n\npublic final class Calc {\n"
-                                            "    public static int add(int a, int b) {\n        return a - b;\n"
-                                            "    }\n}\n",
-        "src/test/java/org/acme/CalcTest.java": "package org.acme;\n\nimport static org.junit.jupiter.api.Assertions"
-                                                ".assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\n"
-                                                "class CalcTest {\n    @Test\n    void adds() {\n"
-                                                "        assertEquals(4, Calc.add(2, 2));\n    }\n\n    @Test\n"
-                                                "    void addsZero() {\n        assertEquals(0, Calc.add(0, 0));\n"
-                                                "    }\n}\n",
+        f"{module}pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>core</artifactId>")
+        if reactor else JAVA_POM,
+        f"{module}src/main/java/org/acme/Calc.java": JAVA_CALC,
+        f"{module}src/test/java/org/acme/CalcTest.java": JAVA_CALC_TEST,
         "sprintflow.toml": JAVA_CONFIG,
     })
+    if reactor:
+        _write(root, {
+            "pom.xml": JAVA_REACTOR_POM,
+            "app/pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>app</artifactId>"),
+            "app/src/main/java/org/acme/Greeter.java": JAVA_GREETER,
+            "app/src/test/java/org/acme/GreeterTest.java": JAVA_GREETER_TEST,
+        })
     # The host as a developer has it: Maven's repository holds what the build needs (the checks run
     # without network on the host); the failing run's output goes.
     subprocess.run(["mvn", "-B", "-q", "test"], cwd=root, capture_output=True, check=False)
-    shutil.rmtree(root / "target", ignore_errors=True)
+    for target in ("target", "core/target", "app/target"):
+        shutil.rmtree(root / target, ignore_errors=True)
     criteria = [{"criterionId": "sc-1-1", "description": "The build compiles.", "verificationMethod": "build",
                  "required": True},
                 {"criterionId": "sc-1-2", "description": "add(2, 2) returns 4 in the unit tests.",
                  "verificationMethod": "unit-test", "required": True}]
     _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": json.dumps(
-        _contract(criteria, ["src/main/java/org/acme/Calc.java"]), indent=2)})
+        _contract(criteria, [f"{module}src/main/java/org/acme/Calc.java"]), indent=2)})
     return root

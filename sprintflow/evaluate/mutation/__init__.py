@@ -7,7 +7,11 @@ command against each mutant, in a layer of its own (the judged tree, without the
 
 * **pytest**: cosmic-ray (:mod:`.cosmic_ray`);
 * **vitest, jest**: Stryker (:mod:`.stryker`);
-* **go test** and the other runners: none yet; the result says the check was unavailable.
+* **go test**: gremlins (:mod:`.gremlins`), built by the judge (:mod:`sprintflow.sandbox.gremlins`);
+* **cargo test, cargo nextest**: cargo-mutants (:mod:`.cargo_mutants`), built by the judge
+  (:mod:`sprintflow.sandbox.cargo_mutants`);
+* **Maven (Surefire)**: PIT (:mod:`.pitest`), from Maven Central by the setup step;
+* any other runner: none; the result says the check was unavailable.
 
 Each tool is a module of its own, registered by runner in :mod:`.tools`.
 
@@ -51,7 +55,7 @@ from sprintflow.schemas import Diagnostic, Outcome, StrategyResult
 from sprintflow.schemas.evaluation import MutantRecord, MutatedFunction, MutationResult
 from sprintflow.schemas.strategies import MutationSettings
 
-from . import cosmic_ray, stryker  # noqa: F401  (each registers its tool)
+from . import cargo_mutants, cosmic_ray, gremlins, pitest, stryker  # noqa: F401  (each registers its tool)
 from .changes import ChangedFile, changed_files
 from .tools import FOLDER, TOOLS, UNAVAILABLE, ToolRun
 

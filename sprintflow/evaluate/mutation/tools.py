@@ -8,8 +8,9 @@ is the same for every tool: the budget, the timeouts, a report that is missing o
 
 Example:
     >>> from sprintflow.evaluate import mutation
-    >>> sorted(TOOLS), TOOLS["pytest"].name
-    (['jest', 'pytest', 'vitest'], 'cosmic-ray')
+    >>> {runner: TOOLS[runner].name for runner in sorted(TOOLS)}  # doctest: +NORMALIZE_WHITESPACE
+    {'cargo': 'cargo-mutants', 'go': 'gremlins', 'jest': 'Stryker', 'maven': 'PIT', 'pytest': 'cosmic-ray',
+     'vitest': 'Stryker'}
 """
 
 from __future__ import annotations

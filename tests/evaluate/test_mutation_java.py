@@ -1,0 +1,196 @@
+"""The mutation check of ``mvn test``: PIT (real Maven, real PIT from Maven Central) on trees the judge built,
+on the host and in Docker; PIT's own report, recorded, parsed."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sprintflow.evaluate.mutation import MutationJob, measure, untested
+from sprintflow.evaluate.mutation.changes import ChangedFile
+from sprintflow.evaluate.mutation.pitest import PIT, report_mutants, with_pit_plugin
+from sprintflow.evaluate.mutation.tools import FOLDER, UNAVAILABLE, ToolRun
+from sprintflow.evaluate.view import open_view
+from sprintflow.judge.baseline import pin_baseline
+from sprintflow.judge.tree import WorkspaceStore, remove_tree
+from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, LocalExecutor
+from sprintflow.schemas.evaluation import MutationResult
+from sprintflow.schemas.strategies import MutationSettings
+from tests.redteam.victims import JAVA_POM
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mutation" / "pit-calc-mutations.xml"
+CALC = "src/main/java/org/acme/Calc.java"
+TEST = "src/test/java/org/acme/CalcTest.java"
+BEFORE = {
+    "pom.xml": JAVA_POM,
+    CALC: "package org.acme;\n\npublic final class Calc {\n    public static int add(int a, int b) {\n"
+          "        return a + b;\n    }\n}\n",
+    TEST: "package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\n"
+          "import org.junit.jupiter.api.Test;\n\nclass CalcTest {\n    @Test\n    void adds() {\n"
+          "        assertEquals(4, Calc.add(2, 2));\n    }\n",
+}
+SUB = "\n    public static int sub(int a, int b) {\n        return a - b;\n    }\n"
+TWICE = "\n    public static int twice(int a) {\n        if (a > 100) {\n            return 0;\n        }\n" \
+        "        return a * 2;\n    }\n"
+SUB_TEST = "\n    @Test\n    void subtracts() {\n        assertEquals(1, Calc.sub(3, 2));\n" \
+           "        assertEquals(-1, Calc.sub(2, 3));\n    }\n"
+TWICE_TEST = "\n    @Test\n    void doublesRuns() {\n        Calc.twice(3);\n    }\n"
+
+
+def _with(methods: str, tests: str) -> dict[str, str]:
+    """The baseline with ``methods`` added to Calc and ``tests`` to CalcTest."""
+    return {CALC: BEFORE[CALC].removesuffix("}\n") + methods + "}\n", TEST: BEFORE[TEST] + tests + "}\n"}
+
+
+TESTED = _with(SUB, SUB_TEST)
+"""A new method whose test checks what it returns."""
+UNTESTED = _with(SUB + TWICE, SUB_TEST + TWICE_TEST)
+"""The same, and a second new method whose test only calls it."""
+TWICE_LINE = UNTESTED[CALC].splitlines().index("        if (a > 100) {") + 1
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _measured(root: Path, change: dict[str, str], kind: str, settings: MutationSettings
+              ) -> tuple[MutationResult | None, float]:
+    """The change to the baseline measured as the judge does: its tree, a layer of the view, the executor."""
+    workspace = root / "ws"
+    _write(workspace, BEFORE)
+    if kind == "local":  # the host as a Maven developer has it: ~/.m2 holds what the build needs
+        subprocess.run(["mvn", "-B", "-q", "test"], cwd=workspace, capture_output=True, check=False)
+        shutil.rmtree(workspace / "target", ignore_errors=True)
+    store = WorkspaceStore(workspace)
+    pin_baseline(store, "pin-pit")
+    _write(workspace, change)
+    snapshot = store.scan()
+    tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-pit")
+    if kind == "local":
+        executor = LocalExecutor().for_tree(tree)
+    else:
+        from sprintflow.sandbox.prepare import with_project_sandbox
+
+        executor = with_project_sandbox(DockerExecutor(), tree.root, progress=lambda line: None).for_tree(tree)
+    view = open_view(tree.root)
+    try:
+        with view.layer("unit-test-mutation") as layer:
+            started = time.monotonic()
+            mutation = measure(MutationJob(settings, tree.root, workspace, "pin-pit"), "maven", layer, executor,
+                               ["mvn -B -q test"], 5.0)
+            return mutation, time.monotonic() - started
+    finally:
+        view.close()
+        remove_tree(tree)
+
+
+@pytest.fixture(scope="module", params=["local", "docker"])
+def measured(request, tmp_path_factory):
+    """Both changes measured once in each executor (the tested one; the untested one under a cap of 3)."""
+    if request.param == "docker":
+        request.getfixturevalue("docker_ready")
+    tested = _measured(tmp_path_factory.mktemp("tested"), TESTED, request.param, MutationSettings())
+    capped = _measured(tmp_path_factory.mktemp("untested"), UNTESTED, request.param, MutationSettings(max_mutants=3))
+    print(f"\nPIT ({request.param}): tested {tested}\nuntested {capped}")
+    return tested[0], capped[0]
+
+
+def test_a_tested_change_is_measured_with_kills_and_no_finding(measured):
+    tested, _ = measured
+    assert tested is not None and tested.status == "measured", tested
+    assert tested.tool == "PIT 1.30.2" and tested.mutants >= 1 and tested.kill_rate and tested.kill_rate > 0
+    assert {(f.file, f.function) for f in tested.functions} == {(CALC, "sub")}
+    assert untested(tested) == []
+
+
+def test_an_untested_added_method_is_a_finding_at_its_line_and_the_cap_holds(measured):
+    _, capped = measured
+    assert capped is not None and capped.status == "measured", capped
+    by_name = {f.function: f for f in capped.functions}
+    assert set(by_name) == {"sub", "twice"} and by_name["sub"].killed >= 1 and by_name["twice"].killed == 0
+    assert capped.mutants <= 3  # PIT made more of twice alone; at most the cap counted, every method one
+    (finding,) = untested(capped)
+    assert (finding.file, finding.line, finding.code) == (CALC, TWICE_LINE, "untested-change")
+    assert "the tests pass whatever this code does" in finding.message and "twice" in finding.message
+
+
+def test_pit_that_cannot_be_had_is_unavailable_with_the_reason(tmp_path, monkeypatch):
+    """The host's Maven repository (as its settings name it) cannot be written: PIT cannot be fetched there,
+    and the command says so with the runner's UNAVAILABLE exit, which the judge reports as unavailable."""
+    home = tmp_path / "home"
+    _write(home, {".m2/settings.xml": "<settings><!-- <localRepository>/nowhere</localRepository> -->"
+                                      "<localRepository>/proc/sprintflow-no-repository</localRepository></settings>"})
+    monkeypatch.setenv("HOME", str(home))
+    layer = tmp_path / "layer"
+    _write(layer, {**BEFORE, **UNTESTED, f"{FOLDER}/.keep": ""})
+    run = ToolRun("maven", layer, LocalExecutor(), [ChangedFile(CALC, ((9, 11),))], ["mvn -B -q test"],
+                  MutationSettings(), 10.0)
+    done = LocalExecutor().run(layer, CommandSpec(PIT().command(run), timeout=60))
+    assert done.exit_code == UNAVAILABLE, done
+    assert "PIT is not in the host's Maven repository" in done.stdout
+    assert "/proc/sprintflow-no-repository cannot be written" in done.stdout
+    assert (layer / "pom.xml").read_text() == JAVA_POM  # nothing was run, the POM not even given PIT
+
+
+def test_a_recorded_pit_report_is_read_for_the_changed_lines_only(tmp_path):
+    """PIT 1.30.2's mutations.xml of UNTESTED, recorded from a real run: only the changed lines count."""
+    _write(tmp_path, UNTESTED)
+    (tmp_path / "mutations.xml").write_bytes(FIXTURE.read_bytes())
+    lines = tuple((n, n) for n, line in enumerate(UNTESTED[CALC].splitlines(), 1)
+                  if n > len(BEFORE[CALC].splitlines()) - 1 and line.strip() not in ("", "}"))
+    changes = [ChangedFile(CALC, lines), ChangedFile(TEST, ((12, 20),))]
+    mutants = report_mutants(tmp_path, changes, 100, "mutations.xml")
+    assert mutants and {m.function for m in mutants} == {"sub", "twice"}  # add's line is not a change
+    assert all(m.file == CALC and m.status in ("killed", "survived") for m in mutants)
+    assert {m.status for m in mutants if m.function == "twice"} == {"survived"}
+    assert [m.function for m in report_mutants(tmp_path, changes, 1, "mutations.xml")] == ["sub", "twice"]
+    # Only the lines of twice: sub's mutants are left out.
+    only_twice = [ChangedFile(CALC, ((TWICE_LINE, TWICE_LINE + 4),))]
+    assert {m.function for m in report_mutants(tmp_path, only_twice, 100, "mutations.xml")} == {"twice"}
+
+
+@pytest.mark.parametrize("text, said", [
+    ("not xml at all", "not XML"),
+    ("<report/>", "<report> at its root"),
+    ("<mutations><mutation status='KILLED'><sourceFile>Calc.java</sourceFile></mutation></mutations>",
+     "has no mutatedClass, mutatedMethod, lineNumber"),
+    ("<mutations><mutation status='EXPLODED'><sourceFile>Calc.java</sourceFile><mutatedClass>org.acme.Calc"
+     "</mutatedClass><mutatedMethod>add</mutatedMethod><lineNumber>5</lineNumber></mutation></mutations>",
+     "unknown status 'EXPLODED'"),
+    ("<mutations><mutation status='KILLED'><sourceFile>Calc.java</sourceFile><mutatedClass>org.acme.Calc"
+     "</mutatedClass><mutatedMethod>add</mutatedMethod><lineNumber>five</lineNumber></mutation></mutations>",
+     "lineNumber 'five', not a line"),
+    ("<mutations><other/></mutations>", "<other> among its mutations"),
+    ('<!DOCTYPE m [<!ENTITY x "y">]><mutations/>', "DOCTYPE or entities"),
+])
+def test_a_malformed_report_is_a_clear_failure(tmp_path, text, said):
+    _write(tmp_path, {CALC: UNTESTED[CALC], "mutations.xml": text})
+    with pytest.raises(ValueError, match=None) as raised:
+        report_mutants(tmp_path, [ChangedFile(CALC, ((1, 30),))], 10, "mutations.xml")
+    assert said in str(raised.value)
+
+
+def test_a_report_larger_than_the_bound_is_refused(tmp_path):
+    _write(tmp_path, {"mutations.xml": "<mutations>" + " " * (9 << 20) + "</mutations>"})
+    with pytest.raises(ValueError, match="cannot be read"):
+        report_mutants(tmp_path, [], 10, "mutations.xml")
+
+
+def test_the_layers_pom_gets_the_judges_pit_and_loses_the_projects():
+    pom = JAVA_POM.replace("    </plugins>", "      <plugin>\n        <groupId>org.pitest</groupId>\n"
+                           "        <artifactId>pitest-maven</artifactId>\n        <configuration><excludedMethods>"
+                           "<param>twice</param></excludedMethods></configuration>\n      </plugin>\n    </plugins>")
+    edited = with_pit_plugin(pom, ["org.acme.Calc"], junit5=True, timeout_ms=3000)
+    assert "excludedMethods" not in edited and edited.count("<artifactId>pitest-maven</artifactId>") == 1
+    assert 'combine.self="override"' in edited and "<timeoutConstant>3000</timeoutConstant>" in edited
+    assert "<artifactId>pitest-junit5-plugin</artifactId>" in edited and "ns0:" not in edited
+    assert "pitest-junit5-plugin" not in with_pit_plugin(pom, ["org.acme.Calc"], junit5=False)
+    with pytest.raises(ValueError, match="not a POM|not <project>"):
+        with_pit_plugin("<settings/>", [], junit5=False)
