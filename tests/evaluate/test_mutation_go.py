@@ -9,24 +9,22 @@ report (``gremlins unleash --output``) of the module in ``FIXTURE_MODULE``: one 
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import time
 from pathlib import Path
 
 import pytest
 
-from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, untested, with_mutation
+from sprintflow.evaluate.mutation import FOLDER, untested, with_mutation
 from sprintflow.evaluate.mutation.changes import ChangedFile
 from sprintflow.evaluate.mutation.gremlins import PLAN, REPORT, go_functions, parse_report, report
-from sprintflow.evaluate.view import open_view
-from sprintflow.judge.baseline import pin_baseline
-from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.sandbox.executors import DockerExecutor, Executor, LocalExecutor
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import Outcome, StrategyResult
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.strategies import MutationSettings
+
+from .judged_change import judged_tree
+from .judged_change import measured as measured_check
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
 COMMAND = "go test -count=1 ./..."
@@ -66,26 +64,8 @@ def _measure(root: Path, change: dict[str, str], kind: str, request, settings: M
              ) -> tuple[MutationResult | None, float]:
     """``change`` over BEFORE, judged as a sprint would: the baseline pinned, the tree built, then measured."""
     workspace = root / "ws"
-    for rel, text in BEFORE.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text)
-    store = WorkspaceStore(workspace)
-    pin_baseline(store, "pin-go")
-    for rel, text in change.items():
-        (workspace / rel).write_text(text)
-    snapshot = store.scan()
-    tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-go")
-    executor = _executor(kind, workspace, request).for_tree(tree)
-    view = open_view(tree.root)
-    job = MutationJob(settings, tree.root, workspace, "pin-go")
-    try:
-        with view.layer("unit-test-mutation") as layer:
-            started = time.monotonic()
-            mutation = measure(job, "go", layer, executor, [COMMAND], 2.0)
-            return mutation, time.monotonic() - started
-    finally:
-        view.close()
-        remove_tree(tree)
+    tree = judged_tree(workspace, BEFORE, change, "pin-go")
+    return measured_check(tree, workspace, "go", _executor(kind, workspace, request), [COMMAND], 2.0, settings)
 
 
 @pytest.fixture(scope="module", params=["local", "docker"])

@@ -3,25 +3,23 @@ on the host and in Docker; PIT's own report, recorded, parsed."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from sprintflow.evaluate.mutation import MutationJob, measure, untested
+from sprintflow.evaluate.mutation import untested
 from sprintflow.evaluate.mutation.changes import ChangedFile
 from sprintflow.evaluate.mutation.pitest import PIT, report_mutants, with_pit_plugin
 from sprintflow.evaluate.mutation.tools import FOLDER, UNAVAILABLE, ToolRun
-from sprintflow.evaluate.view import open_view
-from sprintflow.judge.baseline import pin_baseline
-from sprintflow.judge.tree import WorkspaceStore, remove_tree
-from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, LocalExecutor
+from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, Executor, LocalExecutor
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.strategies import MutationSettings
 from tests.redteam.victims import JAVA_POM
+
+from .judged_change import judged_tree, write
+from .judged_change import measured as measured_check
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mutation" / "pit-calc-mutations.xml"
 CALC = "src/main/java/org/acme/Calc.java"
@@ -54,41 +52,24 @@ UNTESTED = _with(SUB + TWICE, SUB_TEST + TWICE_TEST)
 TWICE_LINE = UNTESTED[CALC].splitlines().index("        if (a > 100) {") + 1
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+def _built_on_the_host(workspace: Path) -> None:
+    """The host as a Maven developer has it: ~/.m2 holds what the build needs."""
+    subprocess.run(["mvn", "-B", "-q", "test"], cwd=workspace, capture_output=True, check=False)
+    shutil.rmtree(workspace / "target", ignore_errors=True)
 
 
 def _measured(root: Path, change: dict[str, str], kind: str, settings: MutationSettings
               ) -> tuple[MutationResult | None, float]:
     """The change to the baseline measured as the judge does: its tree, a layer of the view, the executor."""
     workspace = root / "ws"
-    _write(workspace, BEFORE)
-    if kind == "local":  # the host as a Maven developer has it: ~/.m2 holds what the build needs
-        subprocess.run(["mvn", "-B", "-q", "test"], cwd=workspace, capture_output=True, check=False)
-        shutil.rmtree(workspace / "target", ignore_errors=True)
-    store = WorkspaceStore(workspace)
-    pin_baseline(store, "pin-pit")
-    _write(workspace, change)
-    snapshot = store.scan()
-    tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-pit")
+    tree = judged_tree(workspace, BEFORE, change, "pin-pit", _built_on_the_host if kind == "local" else None)
     if kind == "local":
-        executor = LocalExecutor().for_tree(tree)
+        executor: Executor = LocalExecutor()
     else:
         from sprintflow.sandbox.prepare import with_project_sandbox
 
-        executor = with_project_sandbox(DockerExecutor(), tree.root, progress=lambda line: None).for_tree(tree)
-    view = open_view(tree.root)
-    try:
-        with view.layer("unit-test-mutation") as layer:
-            started = time.monotonic()
-            mutation = measure(MutationJob(settings, tree.root, workspace, "pin-pit"), "maven", layer, executor,
-                               ["mvn -B -q test"], 5.0)
-            return mutation, time.monotonic() - started
-    finally:
-        view.close()
-        remove_tree(tree)
+        executor = with_project_sandbox(DockerExecutor(), tree.root, progress=lambda line: None)
+    return measured_check(tree, workspace, "maven", executor, ["mvn -B -q test"], 5.0, settings)
 
 
 @pytest.fixture(scope="module", params=["local", "docker"])
@@ -125,11 +106,11 @@ def test_pit_that_cannot_be_had_is_unavailable_with_the_reason(tmp_path, monkeyp
     """The host's Maven repository (as its settings name it) cannot be written: PIT cannot be fetched there,
     and the command says so with the runner's UNAVAILABLE exit, which the judge reports as unavailable."""
     home = tmp_path / "home"
-    _write(home, {".m2/settings.xml": "<settings><!-- <localRepository>/nowhere</localRepository> -->"
+    write(home, {".m2/settings.xml": "<settings><!-- <localRepository>/nowhere</localRepository> -->"
                                       "<localRepository>/proc/sprintflow-no-repository</localRepository></settings>"})
     monkeypatch.setenv("HOME", str(home))
     layer = tmp_path / "layer"
-    _write(layer, {**BEFORE, **UNTESTED, f"{FOLDER}/.keep": ""})
+    write(layer, {**BEFORE, **UNTESTED, f"{FOLDER}/.keep": ""})
     run = ToolRun("maven", layer, LocalExecutor(), [ChangedFile(CALC, ((9, 11),))], ["mvn -B -q test"],
                   MutationSettings(), 10.0)
     done = LocalExecutor().run(layer, CommandSpec(PIT().command(run), timeout=60))
@@ -141,7 +122,7 @@ def test_pit_that_cannot_be_had_is_unavailable_with_the_reason(tmp_path, monkeyp
 
 def test_a_recorded_pit_report_is_read_for_the_changed_lines_only(tmp_path):
     """PIT 1.30.2's mutations.xml of UNTESTED, recorded from a real run: only the changed lines count."""
-    _write(tmp_path, UNTESTED)
+    write(tmp_path, UNTESTED)
     (tmp_path / "mutations.xml").write_bytes(FIXTURE.read_bytes())
     lines = tuple((n, n) for n, line in enumerate(UNTESTED[CALC].splitlines(), 1)
                   if n > len(BEFORE[CALC].splitlines()) - 1 and line.strip() not in ("", "}"))
@@ -171,14 +152,14 @@ def test_a_recorded_pit_report_is_read_for_the_changed_lines_only(tmp_path):
     ('<!DOCTYPE m [<!ENTITY x "y">]><mutations/>', "DOCTYPE or entities"),
 ])
 def test_a_malformed_report_is_a_clear_failure(tmp_path, text, said):
-    _write(tmp_path, {CALC: UNTESTED[CALC], "mutations.xml": text})
+    write(tmp_path, {CALC: UNTESTED[CALC], "mutations.xml": text})
     with pytest.raises(ValueError, match=None) as raised:
         report_mutants(tmp_path, [ChangedFile(CALC, ((1, 30),))], 10, "mutations.xml")
     assert said in str(raised.value)
 
 
 def test_a_report_larger_than_the_bound_is_refused(tmp_path):
-    _write(tmp_path, {"mutations.xml": "<mutations>" + " " * (9 << 20) + "</mutations>"})
+    write(tmp_path, {"mutations.xml": "<mutations>" + " " * (9 << 20) + "</mutations>"})
     with pytest.raises(ValueError, match="cannot be read"):
         report_mutants(tmp_path, [], 10, "mutations.xml")
 

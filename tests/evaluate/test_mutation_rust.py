@@ -3,24 +3,22 @@ both executors; and its report (a real ``outcomes.json``) read strictly."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
-from sprintflow.evaluate.mutation import FOLDER, MutationJob, measure, untested, with_mutation
+from sprintflow.evaluate.mutation import FOLDER, untested, with_mutation
 from sprintflow.evaluate.mutation.cargo_mutants import OUTCOMES, report
-from sprintflow.evaluate.view import open_view
-from sprintflow.judge.baseline import pin_baseline
-from sprintflow.judge.tree import WorkspaceStore, remove_tree
 from sprintflow.sandbox.cargo_mutants import VERSION, build
 from sprintflow.sandbox.executors import DockerExecutor, Executor, LocalExecutor
 from sprintflow.schemas import Outcome, StrategyResult
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.strategies import MutationSettings
+
+from .judged_change import judged_tree
+from .judged_change import measured as measured_check
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutation"
 
@@ -60,29 +58,13 @@ def _measure(tmp_path: Path, change: dict[str, str], executor: Executor,
              settings: MutationSettings | None = None) -> tuple[MutationResult | None, float]:
     """``change`` judged against the crate ``BEFORE``: the mutation check as a passed ``cargo test`` gets it."""
     workspace = tmp_path / "calc"
-    for rel, text in BEFORE.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text)
-    store = WorkspaceStore(workspace)
-    pin_baseline(store, "pin-rust")
-    for rel, text in change.items():
-        (workspace / rel).write_text(text)
-    snapshot = store.scan()
-    tree = dataclasses.replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-rust")
+    tree = judged_tree(workspace, BEFORE, change, "pin-rust")
     if isinstance(executor, DockerExecutor):
         from sprintflow.sandbox.prepare import with_project_sandbox
 
         executor = with_project_sandbox(executor, workspace, progress=print)
-    view = open_view(tree.root)
-    job = MutationJob(settings or MutationSettings(max_mutants=16), tree.root, workspace, "pin-rust")
-    started = time.monotonic()
-    try:
-        with view.layer("unit-test-mutation") as layer:
-            mutation = measure(job, "cargo", layer, executor.for_tree(tree), ["cargo test --quiet"], 1.0)
-        return mutation, time.monotonic() - started
-    finally:
-        view.close()
-        remove_tree(tree)
+    return measured_check(tree, workspace, "cargo", executor, ["cargo test --quiet"], 1.0,
+                          settings or MutationSettings(max_mutants=16))
 
 
 def _passed() -> StrategyResult:
