@@ -119,6 +119,8 @@ def _serve(stack: ExitStack, host: str, port: int, database_url: str | None, doc
         ("its database" if database_url else "SQLite")
     click.echo(f"sprintflow: Prefect server at {api_url} (UI http://{host}:{port}) on {database}; "
                f"limit {name} = {slots} container(s). export PREFECT_API_URL={api_url}", err=True)
+    if _terminate.requested:  # the signal came while library code ran, and that code swallowed Terminated
+        raise Terminated
     sys.exit(process.wait())
 
 
@@ -132,8 +134,19 @@ class Terminated(BaseException):
     """
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+class _Terminate:
+    """The SIGTERM handler. It remembers the signal as well as raising: Prefect's client, run from
+    ``ensure_docker_host_limit``, can catch the exception and go on (seen once in about 40 signals
+    landing in its first call), and the server must stop all the same."""
+
+    requested = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+        raise Terminated
+
+
+_terminate = _Terminate()
 
 
 @server.command()

@@ -112,6 +112,34 @@ def test_sigterm_during_an_import_still_exits_130(tmp_path):
     assert run.returncode == 130, run.stderr
 
 
+def test_sigterm_swallowed_by_library_code_still_stops_the_server(tmp_path):
+    """Prefect's client, busy setting the Docker host limit, once caught the Terminated a SIGTERM raised and
+    went on; the command then waited on a server nobody would stop. Here code standing in for that client
+    swallows the signal's exception, as it did: the command must still stop its server and exit 130."""
+    (tmp_path / "swallowing_client.py").write_text(
+        "import os, signal\n"
+        "import sprintflow.cli.server as command\n"
+        "real = command.ensure_docker_host_limit\n"
+        "def swallowing(*args, **kwargs):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        for _ in range(10**6): pass\n"
+        "    except BaseException:\n"
+        "        pass\n"
+        "    return real(*args, **kwargs)\n"
+        "command.ensure_docker_host_limit = swallowing\n"
+        "from sprintflow.cli import main\n"
+        "main()\n")
+    port = free_port()
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home"), "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    env.pop("PREFECT_API_URL", None)
+    run = subprocess.run([sys.executable, "-m", "swallowing_client", "server", "--port", str(port)], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 130, run.stderr
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1)
+
+
 def test_sigterm_stops_the_whole_server(tmp_path):
     port = free_port()
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home")}
