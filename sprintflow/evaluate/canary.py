@@ -53,7 +53,7 @@ from typing import Literal
 
 from sprintflow.judge.areas import excluded_area, is_test
 
-__all__ = ["MAX_FILES", "Canary", "plant", "runner_of"]
+__all__ = ["MAX_FILES", "Canary", "maven_modules", "plant", "runner_of"]
 
 MAX_FILES = 200
 """Test files that get a canary pair in one run (the first, in order)."""
@@ -227,7 +227,7 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
 def _plant_maven(root: Path, nonce: str | None) -> Canary | None:
     """A canary pair of methods in each JUnit 4, JUnit 5 or TestNG test class of every module of the build."""
     chosen: list[tuple[str, str]] = []
-    for module in _maven_modules(root):
+    for module in maven_modules(root):
         for path in sorted((root / module / "src" / "test" / "java").rglob("*.java")):
             rel = path.relative_to(root).as_posix()
             if len(chosen) >= MAX_FILES or not _SUREFIRE_CLASS.search(path.name) \
@@ -255,7 +255,7 @@ _MAVEN_MODULES = 200
 """Modules followed in one build (a reactor larger than this is cut, in order)."""
 
 
-def _maven_modules(root: Path) -> list[str]:
+def maven_modules(root: Path) -> list[str]:
     """The folders of the build's modules, the root first, each aggregator's ``<modules>`` followed down as
     Maven does (a module's ``<module>`` names a folder, or a POM file in one); none outside the tree, none
     twice.
@@ -268,7 +268,7 @@ def _maven_modules(root: Path) -> list[str]:
         ...                                   "<module>../elsewhere</module></modules></project>")
         >>> _ = (tree / "core" / "pom.xml").write_text("<project/>")
         >>> _ = (tree / "cli" / "pom.xml").write_text("<project><modules><module>../core</module></modules></project>")
-        >>> _maven_modules(tree)
+        >>> maven_modules(tree)
         ['.', 'core', 'cli']
     """
     found: list[str] = []

@@ -16,7 +16,7 @@ from sprintflow.evaluate.mutation.tools import FOLDER, UNAVAILABLE, ToolRun
 from sprintflow.sandbox.executors import CommandSpec, DockerExecutor, Executor, LocalExecutor
 from sprintflow.schemas.evaluation import MutationResult
 from sprintflow.schemas.strategies import MutationSettings
-from tests.redteam.victims import JAVA_POM
+from tests.redteam.victims import JAVA_POM, JAVA_REACTOR_POM
 
 from .judged_change import judged_tree, write
 from .judged_change import measured as measured_check
@@ -51,18 +51,38 @@ UNTESTED = _with(SUB + TWICE, SUB_TEST + TWICE_TEST)
 """The same, and a second new method whose test only calls it."""
 TWICE_LINE = UNTESTED[CALC].splitlines().index("        if (a > 100) {") + 1
 
+CORE_CALC = f"core/{CALC}"
+APP_TEST = "app/src/test/java/org/acme/AppTest.java"
+REACTOR = {
+    "pom.xml": JAVA_REACTOR_POM,
+    "core/pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>core</artifactId>"),
+    CORE_CALC: BEFORE[CALC],
+    f"core/{TEST}": BEFORE[TEST] + "}\n",
+    "app/pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>app</artifactId>").replace(
+        "  <dependencies>\n", "  <dependencies>\n    <dependency><groupId>org.acme</groupId>"
+        "<artifactId>core</artifactId><version>1.0</version></dependency>\n"),
+    APP_TEST: "package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\n"
+              "import org.junit.jupiter.api.Test;\n\nclass AppTest {\n    @Test\n    void usesCore() {\n"
+              "        assertEquals(5, Calc.add(2, 3));\n    }\n",
+}
+"""A build of two modules: ``core`` (Calc and its test) and ``app``, which depends on core, tested apart."""
+ACROSS = {CORE_CALC: UNTESTED[CALC],
+          APP_TEST: REACTOR[APP_TEST] + SUB_TEST.replace("subtracts", "subtractsAcross") + TWICE_TEST + "}\n"}
+"""Calc gains sub and twice in core, tested only from app: sub's test checks it, twice's only calls it."""
+
 
 def _built_on_the_host(workspace: Path) -> None:
     """The host as a Maven developer has it: ~/.m2 holds what the build needs."""
     subprocess.run(["mvn", "-B", "-q", "test"], cwd=workspace, capture_output=True, check=False)
-    shutil.rmtree(workspace / "target", ignore_errors=True)
+    for target in workspace.glob("**/target"):
+        shutil.rmtree(target, ignore_errors=True)
 
 
-def _measured(root: Path, change: dict[str, str], kind: str, settings: MutationSettings
-              ) -> tuple[MutationResult | None, float]:
-    """The change to the baseline measured as the judge does: its tree, a layer of the view, the executor."""
+def _measured(root: Path, change: dict[str, str], kind: str, settings: MutationSettings,
+              before: dict[str, str] = BEFORE) -> tuple[MutationResult | None, float]:
+    """The change to ``before`` measured as the judge does: its tree, a layer of the view, the executor."""
     workspace = root / "ws"
-    tree = judged_tree(workspace, BEFORE, change, "pin-pit", _built_on_the_host if kind == "local" else None)
+    tree = judged_tree(workspace, before, change, "pin-pit", _built_on_the_host if kind == "local" else None)
     if kind == "local":
         executor: Executor = LocalExecutor()
     else:
@@ -74,17 +94,19 @@ def _measured(root: Path, change: dict[str, str], kind: str, settings: MutationS
 
 @pytest.fixture(scope="module", params=["local", "docker"])
 def measured(request, tmp_path_factory):
-    """Both changes measured once in each executor (the tested one; the untested one under a cap of 3)."""
+    """The changes measured once in each executor (the tested one; the untested one under a cap of 3; the
+    change to core tested from app in the build of two modules)."""
     if request.param == "docker":
         request.getfixturevalue("docker_ready")
     tested = _measured(tmp_path_factory.mktemp("tested"), TESTED, request.param, MutationSettings())
     capped = _measured(tmp_path_factory.mktemp("untested"), UNTESTED, request.param, MutationSettings(max_mutants=3))
-    print(f"\nPIT ({request.param}): tested {tested}\nuntested {capped}")
-    return tested[0], capped[0]
+    across = _measured(tmp_path_factory.mktemp("across"), ACROSS, request.param, MutationSettings(), REACTOR)
+    print(f"\nPIT ({request.param}): tested {tested}\nuntested {capped}\nacross modules {across}")
+    return tested[0], capped[0], across[0]
 
 
 def test_a_tested_change_is_measured_with_kills_and_no_finding(measured):
-    tested, _ = measured
+    tested, _, _ = measured
     assert tested is not None and tested.status == "measured", tested
     assert tested.tool == "PIT 1.30.2" and tested.mutants >= 1 and tested.kill_rate and tested.kill_rate > 0
     assert {(f.file, f.function) for f in tested.functions} == {(CALC, "sub")}
@@ -92,7 +114,7 @@ def test_a_tested_change_is_measured_with_kills_and_no_finding(measured):
 
 
 def test_an_untested_added_method_is_a_finding_at_its_line_and_the_cap_holds(measured):
-    _, capped = measured
+    _, capped, _ = measured
     assert capped is not None and capped.status == "measured", capped
     by_name = {f.function: f for f in capped.functions}
     assert set(by_name) == {"sub", "twice"} and by_name["sub"].killed >= 1 and by_name["twice"].killed == 0
@@ -100,6 +122,17 @@ def test_an_untested_added_method_is_a_finding_at_its_line_and_the_cap_holds(mea
     (finding,) = untested(capped)
     assert (finding.file, finding.line, finding.code) == (CALC, TWICE_LINE, "untested-change")
     assert "the tests pass whatever this code does" in finding.message and "twice" in finding.message
+
+
+def test_a_class_of_one_module_is_judged_by_the_tests_of_another(measured):
+    """core's Calc changed, its new methods tested only from app: app's tests kill sub's mutants (core's
+    own tests never reach sub), and twice, only called from there, is the finding, at its line in core."""
+    _, _, across = measured
+    assert across is not None and across.status == "measured", across
+    by_name = {f.function: f for f in across.functions}
+    assert set(by_name) == {"sub", "twice"} and by_name["sub"].killed >= 1 and by_name["twice"].killed == 0
+    (finding,) = untested(across)
+    assert (finding.file, finding.line, finding.code) == (CORE_CALC, TWICE_LINE, "untested-change")
 
 
 def test_pit_that_cannot_be_had_is_unavailable_with_the_reason(tmp_path, monkeypatch):
@@ -127,14 +160,40 @@ def test_a_recorded_pit_report_is_read_for_the_changed_lines_only(tmp_path):
     lines = tuple((n, n) for n, line in enumerate(UNTESTED[CALC].splitlines(), 1)
                   if n > len(BEFORE[CALC].splitlines()) - 1 and line.strip() not in ("", "}"))
     changes = [ChangedFile(CALC, lines), ChangedFile(TEST, ((12, 20),))]
-    mutants = report_mutants(tmp_path, changes, 100, "mutations.xml")
+    mutants = report_mutants(tmp_path, changes, 100, ["mutations.xml"])
     assert mutants and {m.function for m in mutants} == {"sub", "twice"}  # add's line is not a change
     assert all(m.file == CALC and m.status in ("killed", "survived") for m in mutants)
     assert {m.status for m in mutants if m.function == "twice"} == {"survived"}
-    assert [m.function for m in report_mutants(tmp_path, changes, 1, "mutations.xml")] == ["sub", "twice"]
+    assert [m.function for m in report_mutants(tmp_path, changes, 1, ["mutations.xml"])] == ["sub", "twice"]
     # Only the lines of twice: sub's mutants are left out.
     only_twice = [ChangedFile(CALC, ((TWICE_LINE, TWICE_LINE + 4),))]
-    assert {m.function for m in report_mutants(tmp_path, only_twice, 100, "mutations.xml")} == {"twice"}
+    assert {m.function for m in report_mutants(tmp_path, only_twice, 100, ["mutations.xml"])} == {"twice"}
+
+
+def _report(*mutations: tuple[str, str, str]) -> str:
+    """A mutations.xml of sub's line in Calc: (status, mutator, index) per mutation."""
+    sub_line = TESTED[CALC].splitlines().index("        return a - b;") + 1
+    return "<mutations>" + "".join(
+        f"<mutation detected='false' status='{status}'><sourceFile>Calc.java</sourceFile><mutatedClass>org.acme.Calc"
+        f"</mutatedClass><mutatedMethod>sub</mutatedMethod><methodDescription>(II)I</methodDescription><lineNumber>"
+        f"{sub_line}</lineNumber><mutator>{mutator}</mutator><indexes><index>{index}</index></indexes></mutation>"
+        for status, mutator, index in mutations) + "</mutations>"
+
+
+def test_the_reports_of_several_modules_merge_mutant_by_mutant_the_best_status_winning(tmp_path):
+    """Each module's PIT reports every mutant of the changed classes; one killed by any module's tests is
+    killed, whichever report comes first; two mutants on one line with different mutators stay two."""
+    write(tmp_path, {CALC: TESTED[CALC],
+                     "core/mutations.xml": _report(("NO_COVERAGE", "Math", "5"), ("SURVIVED", "Return", "7")),
+                     "app/mutations.xml": _report(("KILLED", "Math", "5"), ("NO_COVERAGE", "Return", "7"),
+                                                  ("TIMED_OUT", "Math", "6"))})
+    changes = [ChangedFile(CALC, ((1, 30),))]
+    for reports in (["core/mutations.xml", "app/mutations.xml"], ["app/mutations.xml", "core/mutations.xml"]):
+        mutants = report_mutants(tmp_path, changes, 10, reports)
+        assert sorted(m.status for m in mutants) == ["killed", "survived", "timeout"], reports
+    with pytest.raises(ValueError, match="PIT's report app/mutations.xml, mutation 1 has an unknown status"):
+        write(tmp_path, {"app/mutations.xml": _report(("EATEN", "Math", "5"))})
+        report_mutants(tmp_path, changes, 10, ["core/mutations.xml", "app/mutations.xml"])
 
 
 @pytest.mark.parametrize("text, said", [
@@ -148,20 +207,20 @@ def test_a_recorded_pit_report_is_read_for_the_changed_lines_only(tmp_path):
     ("<mutations><mutation status='KILLED'><sourceFile>Calc.java</sourceFile><mutatedClass>org.acme.Calc"
      "</mutatedClass><mutatedMethod>add</mutatedMethod><lineNumber>five</lineNumber></mutation></mutations>",
      "lineNumber 'five', not a line"),
-    ("<mutations><other/></mutations>", "<other> among its mutations"),
+    ("<mutations><other/></mutations>", "mutation 1 is a <other>"),
     ('<!DOCTYPE m [<!ENTITY x "y">]><mutations/>', "DOCTYPE or entities"),
 ])
 def test_a_malformed_report_is_a_clear_failure(tmp_path, text, said):
     write(tmp_path, {CALC: UNTESTED[CALC], "mutations.xml": text})
     with pytest.raises(ValueError, match=None) as raised:
-        report_mutants(tmp_path, [ChangedFile(CALC, ((1, 30),))], 10, "mutations.xml")
+        report_mutants(tmp_path, [ChangedFile(CALC, ((1, 30),))], 10, ["mutations.xml"])
     assert said in str(raised.value)
 
 
 def test_a_report_larger_than_the_bound_is_refused(tmp_path):
     write(tmp_path, {"mutations.xml": "<mutations>" + " " * (9 << 20) + "</mutations>"})
     with pytest.raises(ValueError, match="cannot be read"):
-        report_mutants(tmp_path, [], 10, "mutations.xml")
+        report_mutants(tmp_path, [], 10, ["mutations.xml"])
 
 
 def test_the_layers_pom_gets_the_judges_pit_and_loses_the_projects():

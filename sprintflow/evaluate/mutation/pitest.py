@@ -13,6 +13,13 @@ own ``pitest-maven`` entries are removed from the copy). Rather than ``pitest-co
 classpath of ``dependency:build-classpath``: the plugin reads Surefire's configuration and the build's
 own classpath, as ``mvn test`` does.
 
+**A build of several modules.** Every module of the reactor (the root's ``<modules>`` followed down) gets
+the judge's plugin, with ``crossModule``: PIT runs in each module with that module's tests, and mutates the
+changed classes of the module and of the modules it depends on. Each module writes its own report; a
+mutant is killed when any module's tests killed it (the reports merged mutant by mutant, the best status
+winning: killed, then timed out, survived, an error, not run), so a class tested only from another module
+is judged by those tests.
+
 **What is mutated.** The changed ``.java`` files that are not tests (a file under ``src/test/`` or one the
 judged run collected tests from is never mutated), as classes (the file's ``package`` and name, its
 nested classes with ``$*``): PIT's ``targetClasses``; its tests are every test class of the build. PIT
@@ -25,8 +32,8 @@ the method it is written in, a constructor under its class's name, a nested clas
 Statuses: KILLED is killed; SURVIVED and NO_COVERAGE survived; TIMED_OUT a timeout (not a kill);
 MEMORY_ERROR, RUN_ERROR and NON_VIABLE errors; a mutant not started is not run. The run is bounded by the
 budget (``timeout``: a run that ends there wrote no report, and the check fails) and ``mutantTimeout``
-(PIT's ``timeoutConstant``). Only the strategy's own tests judge: the held-out evals' commands are not
-run against the mutants. A build of several modules is not checked (``unavailable``).
+(PIT's ``timeoutConstant``); Maven must end with exit 0. Only the strategy's own tests judge: the held-out
+evals' commands are not run against the mutants.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from pathlib import Path, PurePosixPath
 from xml.etree import ElementTree as ET
 
 from sprintflow.errors import OutsideWorkspace
+from sprintflow.evaluate.canary import maven_modules
 from sprintflow.io.confine import read_confined
 from sprintflow.kinds import ExecutorName
 from sprintflow.sandbox.dependencies import MAVEN_REPOSITORY, PITEST_ARTIFACTS, host_maven_repository, host_maven_tools
@@ -52,13 +60,16 @@ __all__ = ["PIT", "report_mutants", "with_pit_plugin"]
 PITEST_VERSION = PITEST_ARTIFACTS[0].split(":")[2]
 JUNIT5_PLUGIN_VERSION = PITEST_ARTIFACTS[1].split(":")[2]
 REPORT = f"{FOLDER}/pit/mutations.xml"
-"""Where PIT writes its XML report in the layer (copied to ``report.json``, the judge's mark that it finished)."""
+"""Where PIT writes its XML report in each module's folder of the layer."""
 _MAX_POM_BYTES = 4 << 20
 _POM_NS = "http://maven.apache.org/POM/4.0.0"
 _STATUS: dict[str, MutantStatus] = {
     "KILLED": "killed", "SURVIVED": "survived", "NO_COVERAGE": "survived", "TIMED_OUT": "timeout",
     "MEMORY_ERROR": "error", "RUN_ERROR": "error", "NON_VIABLE": "error", "NOT_STARTED": "not-run",
     "STARTED": "not-run"}
+_RANK = {"KILLED": 6, "TIMED_OUT": 5, "SURVIVED": 4, "NO_COVERAGE": 3, "MEMORY_ERROR": 2, "RUN_ERROR": 2,
+         "NON_VIABLE": 2, "STARTED": 1, "NOT_STARTED": 1}
+"""Which of two modules' statuses of one mutant stands: a kill by any module's tests is a kill."""
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*;", re.M)
 _JUNIT5 = ("junit-jupiter", "junit-platform", "org.junit.jupiter")
 _SKIPPED = {"target", "node_modules", ".git", ".sprintflow", FOLDER}
@@ -84,17 +95,17 @@ class PIT(MutationTool):
         else:  # the dependency layer's, where the sandbox has one
             repository = f"$([ -d {MAVEN_REPOSITORY} ] && echo -Dmaven.repo.local={MAVEN_REPOSITORY})"
         try:
-            poms = _poms(run.layer)
-            root = poms[0] if poms and poms[0] == "pom.xml" else None
-            if root is None:
+            modules = _module_poms(run.layer)
+            if not modules:
                 return _unavailable("PIT runs on a Maven build with a pom.xml at the root only")
-            texts = {rel: read_confined(run.layer, rel, _MAX_POM_BYTES).decode("utf-8") for rel in poms}
-            if re.search(r"<modules>\s*<module>", re.sub(r"<!--.*?-->", "", texts[root], flags=re.S)):
-                return _unavailable("PIT is run on a Maven build of one module only: this one has several")
+            texts = {rel: read_confined(run.layer, rel, _MAX_POM_BYTES).decode("utf-8") for rel in _poms(run.layer)}
             junit5 = any(marker in text for text in texts.values() for marker in _JUNIT5)
             for rel, text in texts.items():
-                _replace(run.layer / rel, with_pit_plugin(text, classes=sorted(targets), junit5=junit5,
-                                                          timeout_ms=_timeout_ms(run), add=rel == root))
+                # Every module gets the judge's PIT; any other POM only loses the project's (a parent the
+                # reactor does not list would hand its plugin dependencies down).
+                if rel in modules or "pitest-maven" in text:
+                    _replace(run.layer / rel, with_pit_plugin(text, classes=sorted(targets), junit5=junit5,
+                                                              timeout_ms=_timeout_ms(run), add=rel in modules))
         except (OSError, OutsideWorkspace, UnicodeDecodeError, ValueError) as exc:
             return f"echo {shlex.quote(f'the POM could not be given PIT: {exc}')} >&2; exit 1"
         log = f"{FOLDER}/pit.log"
@@ -103,14 +114,18 @@ class PIT(MutationTool):
         mvn = f"{mvn} {repository}"
         gone = shlex.quote(f"PIT {PITEST_VERSION} is not in the Maven repository the tests run with (offline): "
                            "it could not be fetched from Maven Central")
+        # report.json marks a run that ended well; the reports are each module's (``report``).
         return (f"timeout -s TERM -k 15 {int(run.settings.budget)} {mvn} > {log} 2>&1; code=$?; "
-                f"if [ -f {REPORT} ]; then cp {REPORT} {FOLDER}/report.json; exit 0; fi; "
+                f"if [ $code -eq 0 ]; then echo '{{}}' > {FOLDER}/report.json; exit 0; fi; "
                 f"if grep -q 'Plugin org.pitest:pitest-maven:[^ ]* or one of its dependencies could not be resolved' "
                 f"{log}; then echo {gone}; exit {UNAVAILABLE}; fi; tail -c 3000 {log}; exit $code")
 
     def report(self, run: ToolRun) -> tuple[str, list[MutantRecord]]:
-        return f"PIT {PITEST_VERSION}", report_mutants(run.layer, run.changes, run.settings.max_mutants,
-                                                        f"{FOLDER}/report.json")
+        reports = [rel for rel in (str(PurePosixPath(pom).parent / REPORT) for pom in _module_poms(run.layer))
+                   if (run.layer / rel).is_file()]
+        if not reports:
+            raise ValueError("PIT ended without a report in any module of the build")
+        return f"PIT {PITEST_VERSION}", report_mutants(run.layer, run.changes, run.settings.max_mutants, reports)
 
 
 def _unavailable(reason: str) -> str:
@@ -163,6 +178,13 @@ def _targets(run: ToolRun) -> dict[str, str]:
             if name is not None:
                 found[name] = change.path
     return found
+
+
+def _module_poms(layer: Path) -> list[str]:
+    """The POMs of the build's modules (the root's first), or none when the root has no pom.xml."""
+    if not (layer / "pom.xml").is_file() or (layer / "pom.xml").is_symlink():
+        return []
+    return [PurePosixPath(module, "pom.xml").as_posix() for module in maven_modules(layer)]
 
 
 def _poms(layer: Path) -> list[str]:
@@ -231,6 +253,7 @@ def with_pit_plugin(pom: str, classes: list[str], junit5: bool, timeout_ms: int 
             for value in values:
                 ET.SubElement(element, q("param")).text = value
         for tag, value in (("reportsDirectory", f"${{project.basedir}}/{FOLDER}/pit"), ("timestampedReports", "false"),
+                           ("crossModule", "true"),
                            ("threads", "1"), ("failWhenNoMutations", "false"), ("timeoutConstant", str(timeout_ms)),
                            ("skip", "false"), ("mutationThreshold", "0"), ("coverageThreshold", "0"),
                            ("exportLineCoverage", "false"), ("verbose", "false")):
@@ -241,43 +264,25 @@ def with_pit_plugin(pom: str, classes: list[str], junit5: bool, timeout_ms: int 
 
 
 def report_mutants(layer: Path, changes: list[ChangedFile], max_mutants: int,
-                   rel: str = REPORT) -> list[MutantRecord]:
-    """PIT's ``mutations.xml`` (``rel`` in ``layer``): a record per mutant of the changed lines, at most
-    ``max_mutants`` (one per changed method first, then in turn; every changed method gets one). Strict:
-    a report that is not PIT's (its root, a mutation without its file, class, method, line or a known
-    status) is a ValueError that says what is wrong."""
-    try:
-        data = read_confined(layer, rel, MAX_REPORT_BYTES)
-    except OutsideWorkspace as exc:
-        raise ValueError(f"PIT's report cannot be read: {exc}") from None
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ValueError("PIT's report declares a DOCTYPE or entities: it is not PIT's")
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise ValueError(f"PIT's report is not XML: {exc}") from None
-    if root.tag != "mutations":
-        raise ValueError(f"PIT's report has <{root.tag}> at its root, not <mutations>")
+                   reports: list[str]) -> list[MutantRecord]:
+    """PIT's ``mutations.xml`` files (``reports``, in ``layer``: one per module that ran PIT), merged: a record
+    per mutant of the changed lines, its best status in any report (:data:`_RANK`), at most ``max_mutants``
+    (one per changed method first, then in turn; every changed method gets one). Strict: a report that is
+    not PIT's (its root, a mutation without its file, class, method, line or a known status) is a
+    ValueError that says what is wrong and in which report."""
+    merged: dict[tuple[str, ...], tuple[dict[str, str], str]] = {}
+    for rel in reports:
+        for fields, status in _mutations(layer, rel):
+            key = tuple(fields.values())
+            if key not in merged or _RANK[status] > _RANK[merged[key][1]]:
+                merged[key] = (fields, status)
     files = {}
     for change in changes:
         name = _class_of(layer, change.path) if change.path.endswith(".java") else None
         if name is not None:
             files[(name.rsplit(".", 1)[0] if "." in name else "", PurePosixPath(change.path).name)] = change
     kept: dict[tuple[str, str], list[tuple[MutantRecord, str]]] = {}
-    for index, mutation in enumerate(root):
-        if mutation.tag != "mutation":
-            raise ValueError(f"PIT's report has <{mutation.tag}> among its mutations (entry {index + 1})")
-        fields = {tag: (mutation.findtext(tag) or "").strip()
-                  for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "methodDescription", "lineNumber",
-                              "mutator")}
-        empty = [tag for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "lineNumber") if not fields[tag]]
-        if empty:
-            raise ValueError(f"PIT's mutation {index + 1} has no {', '.join(empty)}")
-        status = mutation.get("status", "")
-        if status not in _STATUS:
-            raise ValueError(f"PIT's mutation {index + 1} has an unknown status {status!r}")
-        if not fields["lineNumber"].isdigit() or int(fields["lineNumber"]) < 1:
-            raise ValueError(f"PIT's mutation {index + 1} has lineNumber {fields['lineNumber']!r}, not a line")
+    for fields, status in merged.values():
         line = int(fields["lineNumber"])
         outer = fields["mutatedClass"].split("$", 1)[0]
         package = outer.rsplit(".", 1)[0] if "." in outer else ""
@@ -289,6 +294,41 @@ def report_mutants(layer: Path, changes: list[ChangedFile], max_mutants: int,
                               operator=fields["mutator"].rsplit(".", 1)[-1] or "?", status=_STATUS[status])
         kept.setdefault((changed.path, function), []).append((record, fields["methodDescription"]))
     return _chosen(_overloads_apart(kept), max_mutants)
+
+
+def _mutations(layer: Path, rel: str) -> list[tuple[dict[str, str], str]]:
+    """The mutations of one ``mutations.xml``: the fields that tell a mutant apart, and its PIT status."""
+    try:
+        data = read_confined(layer, rel, MAX_REPORT_BYTES)
+    except OutsideWorkspace as exc:
+        raise ValueError(f"PIT's report {rel} cannot be read: {exc}") from None
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError(f"PIT's report {rel} declares a DOCTYPE or entities: it is not PIT's")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ValueError(f"PIT's report {rel} is not XML: {exc}") from None
+    if root.tag != "mutations":
+        raise ValueError(f"PIT's report {rel} has <{root.tag}> at its root, not <mutations>")
+    found = []
+    for index, mutation in enumerate(root):
+        where = f"PIT's report {rel}, mutation {index + 1}"
+        if mutation.tag != "mutation":
+            raise ValueError(f"{where} is a <{mutation.tag}>")
+        fields = {tag: (mutation.findtext(tag) or "").strip()
+                  for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "methodDescription", "lineNumber",
+                              "mutator", "indexes")}
+        fields["indexes"] = " ".join(i.text or "" for i in mutation.iter("index"))
+        empty = [tag for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "lineNumber") if not fields[tag]]
+        if empty:
+            raise ValueError(f"{where} has no {', '.join(empty)}")
+        status = mutation.get("status", "")
+        if status not in _STATUS:
+            raise ValueError(f"{where} has an unknown status {status!r}")
+        if not fields["lineNumber"].isdigit() or int(fields["lineNumber"]) < 1:
+            raise ValueError(f"{where} has lineNumber {fields['lineNumber']!r}, not a line")
+        found.append((fields, status))
+    return found
 
 
 def _function(mutated_class: str, method: str) -> str:
