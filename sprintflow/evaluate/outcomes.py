@@ -12,6 +12,13 @@ such as a held-out eval):
   ran may not drop. Tests skipped at the baseline stay skips.
 * **A held-out eval passes only when every test of it passed**: anything skipped, or none at all,
   is a fail.
+* **A report file has a second witness.** A runner that writes its verdict to a file (pytest's
+  ``--junitxml``, jest's and vitest's JSON) writes it from the process the code under test runs in,
+  and anything that process starts can change the file after the runner wrote it, before the run
+  ends. What the runner printed cannot be taken back: its console output, read with its own text
+  parser, is the second witness. A test the console says failed while the report says none did, or
+  a failing canary the console showed on the baseline and no longer shows (its output silenced from
+  inside), means the runner was compromised.
 
 The baseline's side is its *reference*: the same checks run once on the baseline tree when a
 sprint's contract starts (:class:`Reference`).
@@ -31,13 +38,15 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sprintflow.parsers import ParsedReport, TestCounts
+from sprintflow.errors import ReportError
+from sprintflow.parsers import ParsedReport, TestCounts, parse_report
 from sprintflow.schemas import Diagnostic, Outcome, StrategyConfig, StrategyResult
 from sprintflow.schemas.journal import SuppressionRecord
 
 from .canary import Canary
 
-__all__ = ["Outcomes", "Reference", "baseline_test_files", "fail_suppressed", "judge_outcomes", "reference_of"]
+__all__ = ["Outcomes", "Reference", "baseline_test_files", "console_of", "fail_suppressed", "judge_outcomes",
+           "reference_of"]
 
 RAN = ("passed", "failed")
 SHOWN = 5
@@ -56,16 +65,19 @@ class Reference:
     files: tuple[str, ...] = ()
     """The files the runner collected tests from, as its report says: tests, whatever their names
     (the judge protects them as it protects files named like tests, :func:`baseline_test_files`)."""
+    printed: tuple[str, ...] = ()
+    """The test files whose failing canary the runner's console output showed failing there (a run whose
+    verdict is a report file, :func:`console_of`): theirs must show in every later run's output."""
 
     def to_json(self) -> str:
         return json.dumps({"tests": self.tests, "ran": self.ran, "canaries": list(self.canaries),
-                           "files": list(self.files)})
+                           "files": list(self.files), "printed": list(self.printed)})
 
     @classmethod
     def from_json(cls, text: str) -> Reference:
         data = json.loads(text)
         return cls(dict(data["tests"]), int(data["ran"]), tuple(data["canaries"]),
-                   tuple(str(f) for f in data.get("files", ())))
+                   tuple(str(f) for f in data.get("files", ())), tuple(str(f) for f in data.get("printed", ())))
 
 
 @dataclass(frozen=True)
@@ -158,14 +170,65 @@ def _ended(status: str) -> str:
     return {"passed": "passed", "skipped": "was skipped", "load_error": "could not load"}.get(status, status)
 
 
+_CONSOLE = {"pytest": "pytest", "vitest": "vitest-text", "jest": "jest-text"}
+"""The text parser of each runner's own console output."""
+
+
+def console_of(runner: str | None, report_path: str | None, stdout: str, stderr: str) -> ParsedReport | None:
+    """The runner's console output, read with its own text parser, when its verdict comes from a report
+    file (``report_path``): the report's second witness. None when the verdict is the console itself, or
+    the runner printed nothing its parser reads (vitest with only its JSON reporter; jest prints to stderr).
+
+    Example:
+        >>> printed = "=== short test summary info ===\\nFAILED t.py::test_add - assert 0 == 4\\n1 failed in 0.10s"
+        >>> console_of("pytest", "r.xml", printed, "").failures[0].test
+        't.py::test_add'
+        >>> console_of("pytest", None, "1 failed in 0.1s", ""), console_of("vitest", "r.json", "", "")
+        (None, None)
+    """
+    if not report_path or runner not in _CONSOLE:
+        return None
+    for text in (stdout, stderr):
+        try:
+            return parse_report(_CONSOLE[runner], text)
+        except ReportError:
+            continue
+    return None
+
+
+def _witnesses_disagree(report: ParsedReport, console: ParsedReport | None, canary: Canary | None,
+                        printed: tuple[str, ...]) -> str | None:
+    """Why the runner's console and its report file cannot both be true (None: they agree); ``report``
+    without its canaries, ``printed`` the files whose failing canary the baseline's console showed."""
+    shown = _canary_statuses(console, canary, canary.must_fail) if console and canary else {}
+    for where in printed:
+        if shown.get(where) != "failed":
+            return (f"its output no longer shows the test that must fail (a canary the judge planted in {where}) "
+                    "failing, as it did on the baseline: what the runner prints was silenced from inside")
+    # Nothing in a canary tells the two apart: output forged in their place names the wrong one as often.
+    for where, status in sorted((_canary_statuses(console, canary, canary.must_pass) if console and canary
+                                 else {}).items()):
+        if status == "failed":
+            return (f"it printed that the test that must pass (a canary the judge planted in {where}) failed, and "
+                    "its report says it passed: what the runner prints was forged from inside")
+    failed = [f.test for f in console.failures if not (canary and canary.is_canary(f.test))] if console else []
+    if failed and not report.failures:
+        return (f"it printed that {', '.join(failed[:SHOWN])} failed, and the report it wrote says no test "
+                "failed: the report was changed after the runner wrote it")
+    return None
+
+
 def judge_outcomes(report: ParsedReport, canary: Canary | None, reference: Reference | None,
-                   held_out: bool = False, exit_code: int | None = None) -> Outcomes:
-    """The rules of the module docstring, on one run's report (``exit_code``: the run's)."""
+                   held_out: bool = False, exit_code: int | None = None,
+                   console: ParsedReport | None = None) -> Outcomes:
+    """The rules of the module docstring, on one run's report (``exit_code``: the run's; ``console``: its
+    console output when the report is a file, :func:`console_of`)."""
     compromised, canary_failed = None, False
     if canary is not None:
         compromised, canary_failed = _canary_problem(report, canary, reference.canaries if reference else (),
                                                      exit_code)
         report = _without_canaries(report, canary)
+    compromised = compromised or _witnesses_disagree(report, console, canary, reference.printed if reference else ())
     problems = _against_baseline(report, reference) if reference is not None else []
     if held_out:
         problems += _held_out_problems(report)
@@ -202,18 +265,22 @@ def _held_out_problems(report: ParsedReport) -> list[str]:
     return []
 
 
-def reference_of(report: ParsedReport | None, canary: Canary | None) -> Reference:
-    """What the baseline's run of a check said (canaries taken out, and whether one was collected)."""
+def reference_of(report: ParsedReport | None, canary: Canary | None,
+                 console: ParsedReport | None = None) -> Reference:
+    """What the baseline's run of a check said (canaries taken out, and whether one was collected;
+    ``console``: its console output when the report is a file)."""
     if report is None:
         return Reference()
     failed = sorted(where for where, status in _canary_statuses(report, canary, canary.must_fail).items()
                     if status == "failed") if canary is not None else []
+    printed = tuple(sorted(where for where, status in _canary_statuses(console, canary, canary.must_fail).items()
+                           if status == "failed")) if canary is not None and console is not None else ()
     if canary is not None:
         report = _without_canaries(report, canary)
     counts = report.counts
     ran = counts.passed + counts.failed if counts else sum(case.status in RAN for case in report.tests)
     files = tuple(sorted({case.file for case in report.tests if case.file}))
-    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed), files)
+    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed), files, printed)
 
 
 def baseline_test_files(folder: Path) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ from .criteria import is_held_out, judge_by_command, judge_manual, manual_prompt
 from .excerpt import combined_output
 from .inference import ReportSpec, infer_report
 from .mutation import measure, with_mutation
-from .outcomes import judge_outcomes, reference_of
+from .outcomes import console_of, judge_outcomes, reference_of
 from .plan import EvaluationPlan
 from .reproduction import select_tests, test_runner
 from .strategies import Judged, Strategy
@@ -262,11 +262,13 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
         # A test runner that exits 0 and names no test, not even in its totals, ran none (a test binary
         # ended from inside before it printed anything): judged against the baseline's run as such.
         parsed = ParsedReport(counts=TestCounts(0, 0, 0, 0))
+    console = console_of(runner, spec.report_path if spec else None, outcome.stdout, outcome.stderr)
     if plan.recording:
         path = plan.reference_file(check)
         if path is not None:
-            atomic_write_text(path, reference_of(parsed, canary).to_json())
-    outcomes = judge_outcomes(parsed, canary, reference, held_out, outcome.exit_code) if parsed is not None else None
+            atomic_write_text(path, reference_of(parsed, canary, console).to_json())
+    outcomes = judge_outcomes(parsed, canary, reference, held_out, outcome.exit_code, console) \
+        if parsed is not None else None
     result = judge_by_command(criterion, command, outcome, outcomes).model_copy(update={"held_out": held_out})
     if outcome.exit_code is not None and not outcome.timed_out and outcome.error is None and not plan.recording:
         store_cached_criterion(plan, criterion, timeout, result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sprintflow.evaluate.canary import Canary, plant, runner_of
-from sprintflow.evaluate.outcomes import Reference, judge_outcomes, reference_of
+from sprintflow.evaluate.outcomes import Reference, console_of, judge_outcomes, reference_of
 from sprintflow.parsers import ParsedReport, TestCase, TestCounts, TestFailure, parse_report
 
 CANARY = Canary("c0ffee", ("tests/test_calc.py",))
@@ -40,6 +40,49 @@ def test_a_canary_the_baseline_ran_must_not_vanish_and_one_it_did_not_is_not_exp
     report = _report(("tests.test_calc.test_add", "passed"))
     assert "did not run" in judge_outcomes(report, CANARY, Reference(canaries=("tests/test_calc.py",))).compromised
     assert judge_outcomes(report, CANARY, Reference()).compromised is None
+
+
+def _printed(*failed: str, passed: int = 1) -> ParsedReport | None:
+    """pytest -q's console output of a run where ``failed`` failed, read as the judge reads it."""
+    lines = ["=========================== short test summary info ============================",
+             *(f"FAILED {name} - assert 0 == 4" for name in failed),
+             f"{len(failed)} failed, {passed} passed in 0.20s"]
+    return console_of("pytest", ".sprintflow/reports/pytest.xml", "\n".join(lines) + "\n", "")
+
+
+def test_a_report_file_that_says_pass_where_the_runner_printed_a_failure_was_changed_after_it():
+    """The console is the report's second witness: it cannot be taken back, the report file can."""
+    failing_canary = f"tests/test_calc.py::test_{FAILING}"
+    rewritten = _report(("tests.test_calc.test_add", "passed"), *CANARIES)
+    printed = _printed("tests/test_calc.py::test_add", failing_canary)
+    said = judge_outcomes(rewritten, CANARY, Reference(canaries=("tests/test_calc.py",)), console=printed).compromised
+    assert said and "tests/test_calc.py::test_add failed" in said and "changed after the runner wrote it" in said
+    # The two agree: a failing report is the verdict, a passing one passes; the canary's line is no failure.
+    failing = _report(("tests.test_calc.test_add", "failed"), *CANARIES)
+    assert judge_outcomes(failing, CANARY, None, console=printed).compromised is None
+    assert judge_outcomes(rewritten, CANARY, None, console=_printed(failing_canary)).compromised is None
+    # No console to read (the verdict is the console itself, or the runner printed nothing): the report alone.
+    assert judge_outcomes(rewritten, CANARY, None, console=None).compromised is None
+    assert console_of("pytest", None, "\n".join(["FAILED t.py::test_add", "1 failed in 0.10s"]), "") is None
+    assert console_of("vitest", "r.json", "", "") is None and console_of("go", "r.json", "FAIL", "") is None
+
+
+def test_a_console_silenced_from_inside_no_longer_shows_the_canary_the_baseline_showed():
+    failing_canary = f"tests/test_calc.py::test_{FAILING}"
+    baseline = reference_of(_report(("tests.test_calc.test_add", "failed"), *CANARIES), CANARY,
+                            _printed("tests/test_calc.py::test_add", failing_canary))
+    assert baseline.printed == ("tests/test_calc.py",)
+    assert Reference.from_json(baseline.to_json()) == baseline
+    assert Reference.from_json(Reference().to_json().replace(', "printed": []', "")).printed == ()
+    now = _report(("tests.test_calc.test_add", "passed"), *CANARIES)
+    silenced = judge_outcomes(now, CANARY, baseline, console=None).compromised
+    assert silenced and "silenced from inside" in silenced and "tests/test_calc.py" in silenced
+    assert judge_outcomes(now, CANARY, baseline, console=_printed(failing_canary)).compromised is None
+    # Output forged in the silenced one's place cannot tell the canaries apart: naming both is caught.
+    both = _printed(failing_canary, f"tests/test_calc.py::test_{PASSING}")
+    assert "must pass" in (judge_outcomes(now, CANARY, baseline, console=both).compromised or "")
+    # A baseline whose console showed nothing expects nothing.
+    assert reference_of(now, CANARY, None).printed == ()
 
 
 def test_a_test_that_ran_at_the_baseline_must_run_now_skips_there_stay_skips():

@@ -1001,6 +1001,56 @@ def java_swallowing_extension() -> None:
         "    }\n}\n")
 
 
+
+def java_report_rewritten() -> None:
+    """Java: the code under test starts, once, a process of its own that waits for Surefire's report of
+    CalcTest and takes the failures of the real tests out of it (the judge's canaries, whatever their
+    names, left as they are): the report is rewritten after the runner wrote it, before the run ends."""
+    forger = ("for i in $(seq 1 1200); do for f in target/surefire-reports/TEST-*CalcTest.xml; do "
+              "[ -f \"$f\" ] && perl -0pi -e 's{(<testcase name=\"adds(Zero)?\"[^>]*?)>\\s*<failure.*?</failure>"
+              "\\s*</testcase>}{$1/>}gs' \"$f\"; done; sleep 0.01; done")
+    _edit("src/main/java/org/acme/Calc.java", "        return a - b;",
+          '        if (System.getProperty("surefire.test.class.path") != null\n'
+          '                && new java.io.File("target/.forger").mkdir()) {\n'
+          "            try {\n"
+          f"                new ProcessBuilder(\"setsid\", \"sh\", \"-c\", {json.dumps(forger)} + \" &\").start();\n"
+          "            } catch (java.io.IOException e) {\n"
+          "                throw new RuntimeException(e);\n            }\n"
+          "        }\n        return a - b;")
+
+
+def report_rewritten() -> None:
+    """The code under test starts, once, a process of its own (double fork, own session) that waits for
+    the junit report the unit tests write and takes the real tests' failures out of it, the judge's
+    canaries left as they are: the report is rewritten after pytest wrote it, before the run ends."""
+    forger = (
+        "import os\nimport re\nimport time\n\n\n"
+        "def _forge(path='.sprintflow/reports/pytest.xml'):\n"
+        "    for _ in range(4000):\n"
+        "        try:\n            text = open(path).read()\n        except OSError:\n"
+        "            time.sleep(0.003)\n            continue\n"
+        "        new = re.sub(r'(<testcase [^>]*name=\"test_add(?:_zero)?\"[^>]*?)>\\s*<failure.*?</failure>\\s*"
+        "</testcase>', r'\\1 />', text, flags=re.S)\n"
+        "        if new != text:\n"
+        "            new = re.sub(r'failures=\"\\d+\"', 'failures=\"%d\"' % new.count('<failure'), new)\n"
+        "            with open(path, 'w') as out:\n                out.write(new)\n"
+        "        time.sleep(0.003)\n\n\n"
+        "try:\n    os.mkdir('.forger')\nexcept OSError:\n    pass\nelse:\n"
+        "    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        "            try:\n                _forge()\n            finally:\n                os.kill(os.getpid(), 9)\n"
+        "        os.kill(os.getpid(), 9)\n    os.wait()\n\n\n")
+    source = Path("src/calc/__init__.py")
+    source.write_text(forger + source.read_text())
+
+
+def report_rewritten_quietly() -> None:
+    """As ``report_rewritten``, and the runner's console is silenced from inside first (its output goes
+    nowhere: the interpreter's own stdout writes nothing, past the runner's capture), so that it shows no
+    failure to set against the rewritten report."""
+    report_rewritten()
+    source = Path("src/calc/__init__.py")
+    source.write_text("import sys\n\nsys.__stdout__.write = lambda text: len(text)\n" + source.read_text())
+
 CHEATS = {name: fn for name, fn in globals().items() if callable(fn) and fn.__module__ == __name__
           and not name.startswith("_") and name != "TAMPERED"}
 

@@ -161,6 +161,13 @@ VERDICTS = [
     ("java_swallowing_extension", "java-reactor", "local", "unit-test"),
     ("java_swallowing_extension", "java-reactor", "docker", "unit-test"),
     ("java_swallowing_extension", "java", "local", "unit-test"),
+    # The code under test rewrites the runner's report after the runner wrote it, from a process of its own
+    # (and silences the runner's console first): the console output is the report's second witness.
+    ("report_rewritten", "python", "local", "unit-test"),
+    ("report_rewritten", "python", "docker", "unit-test"),
+    ("report_rewritten_quietly", "python", "local", "unit-test"),
+    # Java: the same against Surefire's XML reports (Maven's verdict is its console output, which stays).
+    ("java_report_rewritten", "java", "local", "unit-test"),
 ]
 
 HONEST = [

@@ -16,7 +16,7 @@ from sprintflow.schemas.strategies import UnitTestStrategy as UnitTestConfig
 from sprintflow.testruns.testrun import TEST_REPORT_FORMATS, judge_test_run, new_run_id
 
 from ..canary import plant, runner_of
-from ..outcomes import Outcomes, judge_outcomes, reference_of
+from ..outcomes import Outcomes, console_of, judge_outcomes, reference_of
 from .base import Judged, Strategy, StrategyRun, duration_ms, exit_code_verdict, register
 
 __all__ = ["UnitTestStrategy", "test_verdict"]
@@ -67,8 +67,11 @@ class UnitTestStrategy(Strategy[UnitTestConfig]):
         view of the run: a TestRun whose hints reach the diagnostics."""
         if parsed is None or parsed.counts is None:
             return self._with_test_run(run, command, outcome, parsed)
-        reference = reference_of(parsed, run.planted)
-        outcomes = judge_outcomes(parsed, run.planted, run.reference, exit_code=outcome.exit_code)
+        spec = self.report_spec(run.workspace)
+        console = console_of(runner_of(spec.format if spec else None, command), spec.report_path if spec else None,
+                             outcome.stdout, outcome.stderr)
+        reference = reference_of(parsed, run.planted, console)
+        outcomes = judge_outcomes(parsed, run.planted, run.reference, exit_code=outcome.exit_code, console=console)
         if outcomes.failed_for_canary_alone(outcome.exit_code):
             outcome = dataclasses.replace(outcome, exit_code=0)
         judged = self._with_test_run(run, command, outcome, outcomes.report)
