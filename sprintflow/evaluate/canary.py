@@ -53,6 +53,8 @@ from typing import Literal
 
 from sprintflow.judge.areas import excluded_area, is_test
 
+from .inference import given_to_last_tool
+
 __all__ = ["MAX_FILES", "Canary", "maven_modules", "plant", "runner_of"]
 
 MAX_FILES = 200
@@ -106,11 +108,15 @@ class Canary:
     on its own."""
     no_fail_fast: bool = False
     """The judged run tells the runner to run every test whatever fails (:meth:`judged_command`)."""
+    prints: bool = False
+    """The judged run has vitest print its results beside a JSON report it would write alone (its default
+    reporter added): the console is the report file's second witness (:mod:`.outcomes`)."""
 
-    def judged_command(self, command: str) -> str:
-        """The command as the judged run runs it: cargo told to run every test binary (``--no-fail-fast``),
-        Maven every module (``-Dmaven.test.failure.ignore=true``), so that each one's canaries run whichever
-        fails (the verdict is the same: a failing test fails either way, by its report).
+    def judged_command(self, command: str, root: Path | None = None) -> str:
+        """The command as the judged run runs it (in the tree at ``root``): cargo told to run every test binary
+        (``--no-fail-fast``), Maven every module (``-Dmaven.test.failure.ignore=true``), so that each one's
+        canaries run whichever fails (the verdict is the same: a failing test fails either way, by its
+        report); vitest writing only its JSON report told to print its results too (:attr:`prints`).
 
         Example:
             >>> canary = Canary("n", ("src/lib.rs",), no_fail_fast=True)
@@ -121,6 +127,8 @@ class Canary:
             >>> canary.judged_command("./mvnw -B -q verify")
             './mvnw -Dmaven.test.failure.ignore=true -B -q verify'
         """
+        if self.prints and root is not None:
+            return _printing(command, root)
         if not self.no_fail_fast:
             return command
         if _CARGO_TEST.search(command):
@@ -153,6 +161,29 @@ class Canary:
 
     def must_pass(self, name: str) -> bool:
         return (found := self._find(name)) is not None and found[1] == "pass"
+
+
+_CONSOLE_REPORTERS = frozenset({"default", "verbose", "basic", "dot", "tap", "tap-flat", "tree"})
+"""vitest's reporters that print the results."""
+
+
+def _printing(command: str, root: Path) -> str:
+    """``command`` with vitest's default reporter added when its last tool is vitest given reporters that
+    print nothing (``--reporter=json`` alone); as it is otherwise.
+
+    Example:
+        >>> _printing("npx vitest run --reporter=json --outputFile=r.json", Path("."))
+        'npx vitest run --reporter=json --outputFile=r.json --reporter=default'
+        >>> _printing("vitest run --reporter json --reporter verbose", Path("."))
+        'vitest run --reporter json --reporter verbose'
+    """
+    found = given_to_last_tool(command, root, "--reporter=default")
+    if found is None or found[1].tool != "vitest":
+        return command
+    args = found[1].args
+    reporters = {arg.split("=", 1)[1] for arg in args if arg.startswith("--reporter=")}
+    reporters |= {value for flag, value in zip(args, args[1:], strict=False) if flag == "--reporter"}
+    return found[0] if reporters and not reporters & _CONSOLE_REPORTERS else command
 
 
 def runner_of(fmt: str | None, command: str) -> str | None:
@@ -214,7 +245,7 @@ def plant(root: Path, runner: str, nonce: str | None = None, collected: Iterable
     env = (("GOFLAGS", " ".join([*os.environ.get("GOFLAGS", "").split(), "-v"])),) if runner == "go" else ()
     cargo = runner == "cargo"
     canary = Canary(nonce or secrets.token_hex(16), tuple(files), env, 101 if cargo else 1, stops_at_failure=cargo,
-                    no_fail_fast=cargo)
+                    no_fail_fast=cargo, prints=runner == "vitest")
     for index, rel in enumerate(files):
         path = root / rel
         text = path.read_text(encoding="utf-8", errors="replace")

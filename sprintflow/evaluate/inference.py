@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["GENERIC", "ReportSpec", "infer_report", "tool_invocations"]
+__all__ = ["GENERIC", "ReportSpec", "given_to_last_tool", "infer_report", "tool_invocations"]
 
 GENERIC = "generic"
 MAX_SCRIPT_DEPTH = 8
@@ -129,6 +129,30 @@ def tool_invocations(command: str, workspace: Path, depth: int = 0) -> Iterator[
             continue
         tool, args = call
         yield Invocation(tool=tool, args=tuple(args), env=tuple(env), cwd=cwd)
+
+
+def given_to_last_tool(command: str, workspace: Path, args: str) -> tuple[str, Invocation] | None:
+    """``command`` with ``args`` added where its last tool gets them, and that tool's invocation: the last
+    command of the line run directly, or the last command of the npm script it runs (after ``--``);
+    None when they would reach no tool (a pipe's other end, an npm post-script, pnpm or yarn).
+
+    Example:
+        >>> line, call = given_to_last_tool("tsc && vitest run --reporter=json", Path("."), "--reporter=default")
+        >>> line, call.tool
+        ('tsc && vitest run --reporter=json --reporter=default', 'vitest')
+    """
+    simple = list(_simple_commands(command))
+    invocations = list(tool_invocations(command, workspace))
+    words = _split_env(simple[-1])[1] if simple else []
+    last = _unwrap(words) if words else None
+    if last is None or not invocations:
+        return None
+    if last[0] == invocations[-1].tool:
+        return f"{command} {args}", invocations[-1]
+    script = _script_call(last, _package_scripts(workspace))
+    if script is None or script.runner != "npm" or f"post{script.name}" in _package_scripts(workspace):
+        return None
+    return f"{command} {args}" if "--" in last[1] else f"{command} -- {args}", invocations[-1]
 
 
 def _simple_commands(command: str) -> Iterator[list[str]]:

@@ -177,7 +177,8 @@ _CONSOLE = {"pytest": "pytest", "vitest": "vitest-text", "jest": "jest-text"}
 def console_of(runner: str | None, report_path: str | None, stdout: str, stderr: str) -> ParsedReport | None:
     """The runner's console output, read with its own text parser, when its verdict comes from a report
     file (``report_path``): the report's second witness. None when the verdict is the console itself, or
-    the runner printed nothing its parser reads (vitest with only its JSON reporter; jest prints to stderr).
+    the runner printed nothing its parser reads (vitest with only its JSON reporter). Both streams are read
+    as one: vitest prints its failures' blocks to stderr, jest all of its results.
 
     Example:
         >>> printed = "=== short test summary info ===\\nFAILED t.py::test_add - assert 0 == 4\\n1 failed in 0.10s"
@@ -188,12 +189,10 @@ def console_of(runner: str | None, report_path: str | None, stdout: str, stderr:
     """
     if not report_path or runner not in _CONSOLE:
         return None
-    for text in (stdout, stderr):
-        try:
-            return parse_report(_CONSOLE[runner], text)
-        except ReportError:
-            continue
-    return None
+    try:
+        return parse_report(_CONSOLE[runner], "\n".join(text for text in (stdout, stderr) if text))
+    except ReportError:
+        return None
 
 
 def _witnesses_disagree(report: ParsedReport, console: ParsedReport | None, canary: Canary | None,

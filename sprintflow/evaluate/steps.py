@@ -255,7 +255,7 @@ def custom_criterion_step(plan: EvaluationPlan, criterion_id: str, use_cache: bo
         canary = plant(root, runner, collected=reference.files if reference else ()) \
             if runner and (reference is None or reference.canaries or reference.files) else None
         outcome: CommandResult = plan.executor.run(root, CommandSpec(
-            command=canary.judged_command(command) if canary else command, timeout=timeout,
+            command=canary.judged_command(command, root) if canary else command, timeout=timeout,
             env=dict(canary.env) if canary else {}))
         parsed = _test_report(spec, command, outcome, [plan.executor.workspace_path(root), str(root)])
     if parsed is None and runner is not None and outcome.exit_code == 0:

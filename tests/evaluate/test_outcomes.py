@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sprintflow.evaluate.canary import Canary, plant, runner_of
@@ -411,3 +413,22 @@ def test_a_held_out_eval_whose_runner_went_on_past_its_failures_fails_by_its_rep
                               outcomes)
     assert run.returncode == 0 and judged.result is Outcome.failed
     assert "its tests failed: org.acme.PocketTest.adds" in judged.evidence
+
+
+def test_the_judged_run_has_vitest_print_beside_a_json_report_it_would_write_alone(tmp_path):
+    """vitest's JSON reporter alone prints nothing: the judged run adds its default reporter where the
+    words reach vitest, so that its console can witness the report; nowhere else."""
+    scripts = {"test": "vitest run --reporter=json --outputFile=r.json",
+               "chained": "vitest run --reporter json && echo ok",
+               "loud": "vitest run --reporter=json --reporter=verbose", "e2e": "vitest run --reporter=json",
+               "poste2e": "node after.js"}
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": scripts}))
+    canary = Canary("n", ("test/a.test.js",), prints=True)
+    assert canary.judged_command("npm test", tmp_path) == "npm test -- --reporter=default"
+    assert canary.judged_command("npm test -- --run", tmp_path) == "npm test -- --run --reporter=default"
+    assert canary.judged_command("tsc && npx vitest run --reporter=json", tmp_path) == \
+        "tsc && npx vitest run --reporter=json --reporter=default"
+    for unchanged in ("npm run chained", "npm run loud", "npm run e2e", "pnpm test", "vitest run",
+                      "vitest run --reporter=json | tee log", "pytest --junitxml=r.xml"):
+        assert canary.judged_command(unchanged, tmp_path) == unchanged, unchanged
+    assert Canary("n", ("test/a.test.js",)).judged_command("npm test", tmp_path) == "npm test"

@@ -166,6 +166,9 @@ VERDICTS = [
     ("report_rewritten", "python", "local", "unit-test"),
     ("report_rewritten", "python", "docker", "unit-test"),
     ("report_rewritten_quietly", "python", "local", "unit-test"),
+    # vitest told to print beside its JSON report; the mutation check off, whose own runs would fail too.
+    ("report_rewritten_js", "ts-no-mutation", "local", "unit-test"),
+    ("report_rewritten_js", "ts-no-mutation", "docker", "unit-test"),
     # Java: the same against Surefire's XML reports (Maven's verdict is its console output, which stays).
     ("java_report_rewritten", "java", "local", "unit-test"),
 ]
@@ -228,7 +231,7 @@ def _victim(kind: str, root: Path) -> Path:
     if kind.startswith("java"):
         return java_victim(root, reactor=kind == "java-reactor")
     if kind.startswith("ts"):
-        return ts_victim(root, checks=kind == "ts-checks")
+        return ts_victim(root, checks=kind == "ts-checks", mutation=kind != "ts-no-mutation")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)
     return python_victim(root, manual=kind == "python-manual", lint=kind.startswith("python-lint"),
                          git=kind == "python-git", files=files, typed=kind.startswith("python-typed"),

@@ -160,11 +160,11 @@ report = ".sprintflow/reports/vitest.json"
 '''
 
 
-def ts_victim(root: Path, checks: bool = False) -> Path:
+def ts_victim(root: Path, checks: bool = False, mutation: bool = True) -> Path:
     """A JavaScript module whose add subtracts, tested with vitest through ``npm test``.
 
     ``checks`` keeps the test where the project's vitest config says, under a name no convention
-    calls a test: ``checks/add.check.js``.
+    calls a test: ``checks/add.check.js``. ``mutation`` False turns the unit tests' mutation check off.
     """
     test_file, include = ("checks/add.check.js", "checks/**/*.check.js") if checks else \
         ("test/add.test.js", "test/**/*.test.js")
@@ -176,7 +176,7 @@ def ts_victim(root: Path, checks: bool = False) -> Path:
         test_file: "import { describe, expect, it } from 'vitest';\nimport { add } from '../src/add.js';\n\n"
                             "describe('add', () => {\n  it('adds', () => {\n    expect(add(2, 2)).toBe(4);\n  });\n\n"
                             "  it('adds zero', () => {\n    expect(add(0, 0)).toBe(0);\n  });\n});\n",
-        "sprintflow.toml": TS_CONFIG,
+        "sprintflow.toml": TS_CONFIG + ("" if mutation else "mutation = { enabled = false }\n"),
     })
     # vitest from the TypeScript example, hard-linked (the cheats here never write inside node_modules).
     subprocess.run(["cp", "-al", str(ROOT / "examples/ts-app/node_modules"), str(root / "node_modules")], check=True)

@@ -149,7 +149,7 @@ class Strategy(Generic[C]):
                 stale = spec.report_path if spec else ""
                 return Judged(result(run, Outcome.failed, details=f"Nothing was run: the stale report {stale} "
                                                                   f"cannot be removed: {exc}."))
-        outcome = execute(run, run.planted.judged_command(command) if run.planted else command,
+        outcome = execute(run, run.planted.judged_command(command, run.workspace) if run.planted else command,
                           dict(run.planted.env) if run.planted else None)
         failure = infrastructure_failure(run, command, outcome)
         if failure:
