@@ -149,8 +149,9 @@ def given_to_last_tool(command: str, workspace: Path, args: str) -> tuple[str, I
         return None
     if last[0] == invocations[-1].tool:
         return f"{command} {args}", invocations[-1]
-    script = _script_call(last, _package_scripts(workspace))
-    if script is None or script.runner != "npm" or f"post{script.name}" in _package_scripts(workspace):
+    scripts = _package_scripts(workspace)
+    script = _script_call(last, scripts)
+    if script is None or script.runner != "npm" or f"post{script.name}" in scripts:
         return None
     return f"{command} {args}" if "--" in last[1] else f"{command} -- {args}", invocations[-1]
 

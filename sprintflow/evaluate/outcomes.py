@@ -195,22 +195,30 @@ def console_of(runner: str | None, report_path: str | None, stdout: str, stderr:
         return None
 
 
+def _failing_canaries(report: ParsedReport, canary: Canary) -> tuple[str, ...]:
+    """The test files whose failing canary failed, as ``report`` says."""
+    return tuple(sorted(where for where, status in _canary_statuses(report, canary, canary.must_fail).items()
+                        if status == "failed"))
+
+
 def _witnesses_disagree(report: ParsedReport, console: ParsedReport | None, canary: Canary | None,
                         printed: tuple[str, ...]) -> str | None:
     """Why the runner's console and its report file cannot both be true (None: they agree); ``report``
     without its canaries, ``printed`` the files whose failing canary the baseline's console showed."""
-    shown = _canary_statuses(console, canary, canary.must_fail) if console and canary else {}
+    shown = _failing_canaries(console, canary) if console is not None and canary is not None else ()
     for where in printed:
-        if shown.get(where) != "failed":
+        if where not in shown:
             return (f"its output no longer shows the test that must fail (a canary the judge planted in {where}) "
                     "failing, as it did on the baseline: what the runner prints was silenced from inside")
+    if console is None:
+        return None
     # Nothing in a canary tells the two apart: output forged in their place names the wrong one as often.
-    for where, status in sorted((_canary_statuses(console, canary, canary.must_pass) if console and canary
-                                 else {}).items()):
-        if status == "failed":
-            return (f"it printed that the test that must pass (a canary the judge planted in {where}) failed, and "
-                    "its report says it passed: what the runner prints was forged from inside")
-    failed = [f.test for f in console.failures if not (canary and canary.is_canary(f.test))] if console else []
+    passing = _canary_statuses(console, canary, canary.must_pass) if canary is not None else {}
+    forged = next((where for where, status in sorted(passing.items()) if status == "failed"), None)
+    if forged is not None:
+        return (f"it printed that the test that must pass (a canary the judge planted in {forged}) failed, and "
+                "its report says it passed: what the runner prints was forged from inside")
+    failed = [f.test for f in console.failures if not (canary and canary.is_canary(f.test))]
     if failed and not report.failures:
         return (f"it printed that {', '.join(failed[:SHOWN])} failed, and the report it wrote says no test "
                 "failed: the report was changed after the runner wrote it")
@@ -270,16 +278,14 @@ def reference_of(report: ParsedReport | None, canary: Canary | None,
     ``console``: its console output when the report is a file)."""
     if report is None:
         return Reference()
-    failed = sorted(where for where, status in _canary_statuses(report, canary, canary.must_fail).items()
-                    if status == "failed") if canary is not None else []
-    printed = tuple(sorted(where for where, status in _canary_statuses(console, canary, canary.must_fail).items()
-                           if status == "failed")) if canary is not None and console is not None else ()
+    failed = _failing_canaries(report, canary) if canary is not None else ()
+    printed = _failing_canaries(console, canary) if canary is not None and console is not None else ()
     if canary is not None:
         report = _without_canaries(report, canary)
     counts = report.counts
     ran = counts.passed + counts.failed if counts else sum(case.status in RAN for case in report.tests)
     files = tuple(sorted({case.file for case in report.tests if case.file}))
-    return Reference({case.name: case.status for case in report.tests}, ran, tuple(failed), files, printed)
+    return Reference({case.name: case.status for case in report.tests}, ran, failed, files, printed)
 
 
 def baseline_test_files(folder: Path) -> tuple[str, ...]:

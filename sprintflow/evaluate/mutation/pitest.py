@@ -317,7 +317,7 @@ def _mutations(layer: Path, rel: str) -> list[tuple[dict[str, str], str]]:
             raise ValueError(f"{where} is a <{mutation.tag}>")
         fields = {tag: (mutation.findtext(tag) or "").strip()
                   for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "methodDescription", "lineNumber",
-                              "mutator", "indexes")}
+                              "mutator")}
         fields["indexes"] = " ".join(i.text or "" for i in mutation.iter("index"))
         empty = [tag for tag in ("sourceFile", "mutatedClass", "mutatedMethod", "lineNumber") if not fields[tag]]
         if empty:
