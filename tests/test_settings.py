@@ -79,3 +79,16 @@ def test_the_settings_command_lists_every_setting_and_names_a_bad_value(tmp_path
     bad = subprocess.run([sys.executable, "-m", "sprintflow", "settings"], env={**env, "SPRINTFLOW_SERVER_PORT": "0"},
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "SPRINTFLOW_SERVER_PORT" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_settings_of_a_mapping_read_that_mapping_alone(monkeypatch):
+    """An engine's environment (a mapping given to ``Settings.of``) is not mixed with the process's own: a
+    variable set only in the process does not leak into the settings of a mapping without it."""
+    from sprintflow.settings import Settings
+
+    monkeypatch.setenv("SPRINTFLOW_ENGINE", "from-the-process")
+    monkeypatch.setenv("SPRINTFLOW_SERVER_PORT", "4301")
+    assert Settings.of({}).engine is None
+    assert Settings.of({}).server_port == Settings.model_fields["server_port"].default
+    assert Settings.of({"SPRINTFLOW_ENGINE": "given"}).engine == "given"
+    assert get_settings().engine == "from-the-process" and get_settings().server_port == 4301
