@@ -150,3 +150,33 @@ def test_flow_runs_started_without_heartbeats_send_none_and_keep_every_other_set
         frequency, api_url = settings_seen()
     assert frequency is None and api_url == outside.api.url
     assert get_current_settings().flows.heartbeat_frequency == outside.flows.heartbeat_frequency
+
+
+def test_every_flow_takes_plain_json_parameters_so_a_python_caller_needs_no_validation():
+    """``run_flow`` calls a flow without Prefect's parameter validation (which casts JSON into annotated types,
+    rebuilding a pydantic model on every call): sound only while every parameter of every flow is a plain
+    JSON type, which a Python caller passes as is. A flow that takes a model (or a Path) fails here."""
+    import types
+    import typing
+
+    from sprintflow.flows import evaluate, plan, report, score, sprint
+
+    plain = {str, int, float, bool, type(None), list, dict, typing.Any, typing.Union, types.UnionType}
+    from prefect import Flow
+
+    flows = [f for module in (evaluate, plan, report, score, sprint) for f in vars(module).values()
+             if isinstance(f, Flow)]
+    assert {f.name for f in flows} >= {"evaluate", "reference", "sprint", "plan", "report", "score-skill"}
+
+    def types_in(annotation):
+        origin = typing.get_origin(annotation)
+        if origin is None:
+            return [annotation]
+        return [origin, *(t for arg in typing.get_args(annotation) for t in types_in(arg))]
+
+    for found in flows:
+        for name, annotation in typing.get_type_hints(found.fn).items():
+            if name == "return":
+                continue
+            odd = [t for t in types_in(annotation) if t not in plain]
+            assert not odd, f"{found.name}({name}: {annotation}) is not plain JSON"
