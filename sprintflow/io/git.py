@@ -16,12 +16,14 @@ SSH agent), and only ever in a repository sprintflow made and no agent has writt
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from sprintflow.errors import WorkspaceError
 
+from .confine import read_confined, relative_path_problem
 from .containment import Bind, Containment
 from .process import CommandResult, run_command
 
@@ -91,12 +93,62 @@ def git_remote(*args: str, cwd: Path | str = ".", timeout: float = GIT_TIMEOUT_S
 def head_sha(workspace: Path | str) -> str | None:
     """The ``HEAD`` commit of ``workspace``, or None outside a git repository (or without git).
 
+    Read from the repository's own files where they are the plain ones (``.git/HEAD``, then the
+    branch's ref file or ``packed-refs``): git itself costs a contained process, a quarter of a
+    second of every evaluation that records its history. Anything else (a worktree's ``.git`` file,
+    reftable, an unborn branch, a workspace inside a repository) is git's to answer.
+
     Example:
         >>> import tempfile
         >>> head_sha(tempfile.mkdtemp()) is None
         True
     """
+    found = _head_from_files(Path(workspace) / ".git")
+    if found is not None:
+        return found
     try:
         return git("rev-parse", "--verify", "-q", "HEAD", cwd=workspace, timeout=10).strip() or None
     except WorkspaceError:
         return None
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+"""A commit id: SHA-1, or SHA-256 in a repository made with ``--object-format=sha256``."""
+MAX_PACKED_REFS = 16 << 20
+
+
+def _head_from_files(git_dir: Path) -> str | None:
+    """What ``HEAD`` names, read from plain files only (never through a link out, a FIFO, or beyond a
+    bound), or None when that takes git.
+
+    Example:
+        >>> import tempfile
+        >>> repo = Path(tempfile.mkdtemp())
+        >>> (repo / "refs" / "heads").mkdir(parents=True)
+        >>> _ = (repo / "HEAD").write_text("ref: refs/heads/main\\n")
+        >>> _head_from_files(repo) is None  # an unborn branch: git says so
+        True
+        >>> _ = (repo / "packed-refs").write_text("# pack-refs with: peeled\\n" + "a" * 40 + " refs/heads/main\\n")
+        >>> _head_from_files(repo) == "a" * 40
+        True
+    """
+    try:
+        head = read_confined(git_dir, "HEAD", 4096).decode("ascii").strip()
+        if _SHA.fullmatch(head):
+            return head  # detached
+        ref = head.removeprefix("ref: ")
+        if ref == head or not ref.startswith("refs/") or relative_path_problem(ref):
+            return None
+        try:
+            named = read_confined(git_dir, ref, 4096).decode("ascii").strip()
+            return named if _SHA.fullmatch(named) else None
+        except FileNotFoundError:
+            pass
+        packed = read_confined(git_dir, "packed-refs", MAX_PACKED_REFS).decode("utf-8")
+    except (OSError, UnicodeDecodeError, WorkspaceError):
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and _SHA.fullmatch(sha):
+            return sha
+    return None
