@@ -69,12 +69,11 @@ def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
     ensure_prefect_api(announce=lambda line: click.echo(line, err=True))
     module, attribute = FLOWS[name].split(":")
     flow = getattr(importlib.import_module(module), attribute)
-    from sprintflow.orchestration.runs import flow_run_url, outcome_label, state_value, without_heartbeats
+    from sprintflow.orchestration.runs import flow_run_url, flow_state, outcome_label, state_value
 
     global _flow_ran
     _flow_ran = True
-    with without_heartbeats():
-        state = flow(*args, return_state=True, **kwargs)
+    state = flow_state(flow, *args, **kwargs)
     url = flow_run_url(state.state_details.flow_run_id)
     if url:
         click.echo(f"sprintflow: flow run {url} ({outcome_label(state)})", err=True)

@@ -37,6 +37,7 @@ or failed; an error that stopped the run is raised as itself.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import logging
@@ -64,6 +65,7 @@ __all__ = [
     "Verdict",
     "error_state",
     "eval_artifacts_under",
+    "flow_state",
     "eval_links_markdown",
     "ends_in_error_states",
     "failed_names",
@@ -351,9 +353,13 @@ def run_flow(flow: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Raises the error that stopped a run with no verdict (our own errors as
     themselves, so the CLI prints them with their exit code).
     """
+    return state_value(flow_state(flow, *args, **kwargs))
+
+
+def flow_state(flow: Callable[..., Any], *args: Any, **kwargs: Any) -> State[Any]:
+    """Run ``flow`` from Python (without heartbeats, without parameter validation) and return its final state."""
     with without_heartbeats():
-        state = _called_from_python(flow)(*args, return_state=True, **kwargs)
-    return state_value(state)
+        return _called_from_python(flow)(*args, return_state=True, **kwargs)
 
 
 @functools.cache
@@ -364,10 +370,15 @@ def _called_from_python(flow: Callable[..., Any]) -> Callable[..., Any]:
     parameters (about 40 ms of CPU for the evaluate flow, a sixth of a sprint iteration's client
     cost). Validation casts JSON into the annotated types, which a deployment's run needs and gets
     (it calls the flow itself); every parameter of our flows is a plain JSON type, and our callers
-    pass exactly those. The copy keeps the flow's name, so the runs and the UI are the same.
+    pass exactly those. A copy of the same class (Prefect's ``with_options`` would make a plain
+    ``Flow``, whose parameter encoding imports FastAPI), with the flow's name: the runs and the UI
+    are the same.
     """
-    with_options = getattr(flow, "with_options", None)
-    return with_options(validate_parameters=False) if with_options is not None else flow
+    if not isinstance(flow, PlainParametersFlow):
+        return flow
+    unvalidated = copy.copy(flow)
+    unvalidated.should_validate_parameters = False
+    return unvalidated
 
 
 @contextmanager
