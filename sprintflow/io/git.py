@@ -95,17 +95,27 @@ def head_sha(workspace: Path | str) -> str | None:
 
     Read from the repository's own files where they are the plain ones (``.git/HEAD``, then the
     branch's ref file or ``packed-refs``): git itself costs a contained process, a quarter of a
-    second of every evaluation that records its history. Anything else (a worktree's ``.git`` file,
-    reftable, an unborn branch, a workspace inside a repository) is git's to answer.
+    second of every evaluation that records its history. No ``.git`` in the workspace or above it is
+    no repository; anything else (a worktree's ``.git`` file, reftable, an unborn branch) is git's
+    to answer.
 
     Example:
         >>> import tempfile
         >>> head_sha(tempfile.mkdtemp()) is None
         True
     """
-    found = _head_from_files(Path(workspace) / ".git")
-    if found is not None:
-        return found
+    folder = Path(workspace).resolve()
+    for candidate in (folder, *folder.parents):  # where git itself would look, nearest first
+        dot_git = candidate / ".git"
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            found = _head_from_files(dot_git)
+            if found is not None:
+                return found
+            break
+        if dot_git.is_symlink() or dot_git.exists():
+            break  # a worktree's or submodule's .git file
+    else:
+        return None  # no repository here or above it
     try:
         return git("rev-parse", "--verify", "-q", "HEAD", cwd=workspace, timeout=10).strip() or None
     except WorkspaceError:

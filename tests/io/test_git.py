@@ -45,18 +45,20 @@ def test_a_sha256_repository_reads_as_git_says(tmp_path):
 
 
 def test_what_the_files_cannot_tell_is_left_to_git(tmp_path):
-    """An unborn branch, a worktree's .git file, a workspace inside a repository, a HEAD that is a link
-    out or a FIFO or names a path that climbs out: no answer from the files (git's answer stands)."""
+    """An unborn branch, a worktree's .git file, a HEAD that is a link out or a FIFO or names a path that
+    climbs out: no answer from the files (git's answer stands). A workspace inside a repository has its HEAD."""
     unborn = tmp_path / "unborn"
     unborn.mkdir()
     _git(unborn, "init", "-q", "-b", "main")
     assert _head_from_files(unborn / ".git") is None and head_sha(unborn) is None
 
     repo = _repo(tmp_path)
+    truth = _git(repo, "rev-parse", "HEAD")
     _git(repo, "worktree", "add", "-q", str(tmp_path / "tree"), "-b", "other")
     assert (tmp_path / "tree" / ".git").is_file()
     assert _head_from_files(tmp_path / "tree" / ".git") is None
-    assert _head_from_files(repo / "sub" / ".git") is None
+    (repo / "sub").mkdir()
+    assert _head_from_files(repo / "sub" / ".git") is None and head_sha(repo / "sub") == truth  # the repository above
 
     (repo / ".git" / "HEAD").write_text("ref: refs/../../../outside\n")
     assert _head_from_files(repo / ".git") is None
