@@ -127,7 +127,7 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
     if outcome.timed_out or not run.job_file("report.json").is_file():
         why = (f"it did not finish within its budget of {settings.budget:g} s (raise config.mutation.budget "
                "or lower maxMutants)") if outcome.timed_out or outcome.exit_code == 124 else \
-            f"it wrote no report (exit {outcome.exit_code}: {(outcome.stderr or outcome.stdout)[-300:].strip()})"
+            f"it wrote no report (exit {outcome.exit_code}: {tool.why_it_failed(outcome.stderr or outcome.stdout)})"
         return MutationResult(tool=tool.name, status="failed", duration_ms=elapsed,
                               reason=f"{tool.name} could not measure the change: {why}")
     try:

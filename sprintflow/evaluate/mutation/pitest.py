@@ -128,6 +128,27 @@ class PIT(MutationTool):
         return f"PIT {PITEST_VERSION}", report_mutants(run.layer, run.changes, run.settings.max_mutants, reports)
 
 
+    def why_it_failed(self, output: str) -> str:
+        """Maven's error block: the ``[ERROR]`` lines before the first bare one (after it, the same advice
+        whatever went wrong ends every failed build).
+
+        Example:
+            >>> PIT().why_it_failed("[INFO] x\\n[ERROR] Failed to execute goal org.pitest: boom -> [Help 1]\\n"
+            ...                     "[ERROR] \\n[ERROR] Re-run Maven using the -X switch\\n")
+            '[ERROR] Failed to execute goal org.pitest: boom -> [Help 1]'
+        """
+        errors: list[str] = []
+        for line in _ANSI.sub("", output).splitlines():
+            if line.startswith("[ERROR]"):
+                if line.strip() == "[ERROR]" and errors:
+                    break
+                errors += [line.strip()] if line.strip() != "[ERROR]" else []
+        return " ".join(errors)[:600] if errors else super().why_it_failed(output)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _unavailable(reason: str) -> str:
     return f"echo {shlex.quote(reason)}; exit {UNAVAILABLE}"
 

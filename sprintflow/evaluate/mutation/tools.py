@@ -78,6 +78,10 @@ class MutationTool:
         the report cannot be judged)."""
         raise NotImplementedError
 
+    def why_it_failed(self, output: str) -> str:
+        """The part of a failed run's output that says why: its end, unless the tool says it elsewhere."""
+        return output[-300:].strip()
+
 
 TOOLS: dict[str, MutationTool] = {}
 """The tool of each test runner."""
