@@ -30,8 +30,10 @@ BEFORE = {
           "        return a + b;\n    }\n}\n",
     TEST: "package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\n"
           "import org.junit.jupiter.api.Test;\n\nclass CalcTest {\n    @Test\n    void adds() {\n"
-          "        assertEquals(4, Calc.add(2, 2));\n    }\n",
+          "        assertEquals(4, Calc.add(2, 2));\n    }\n}\n",
 }
+"""The baseline builds: the host's Maven repository gets what a developer's build of it fetches (Surefire's JUnit
+launcher among them, which PIT's JUnit 5 plugin resolves offline)."""
 SUB = "\n    public static int sub(int a, int b) {\n        return a - b;\n    }\n"
 TWICE = "\n    public static int twice(int a) {\n        if (a > 100) {\n            return 0;\n        }\n" \
         "        return a * 2;\n    }\n"
@@ -42,7 +44,8 @@ TWICE_TEST = "\n    @Test\n    void doublesRuns() {\n        Calc.twice(3);\n   
 
 def _with(methods: str, tests: str) -> dict[str, str]:
     """The baseline with ``methods`` added to Calc and ``tests`` to CalcTest."""
-    return {CALC: BEFORE[CALC].removesuffix("}\n") + methods + "}\n", TEST: BEFORE[TEST] + tests + "}\n"}
+    return {CALC: BEFORE[CALC].removesuffix("}\n") + methods + "}\n",
+            TEST: BEFORE[TEST].removesuffix("}\n") + tests + "}\n"}
 
 
 TESTED = _with(SUB, SUB_TEST)
@@ -57,7 +60,7 @@ REACTOR = {
     "pom.xml": JAVA_REACTOR_POM,
     "core/pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>core</artifactId>"),
     CORE_CALC: BEFORE[CALC],
-    f"core/{TEST}": BEFORE[TEST] + "}\n",
+    f"core/{TEST}": BEFORE[TEST],
     "app/pom.xml": JAVA_POM.replace("<artifactId>calc</artifactId>", "<artifactId>app</artifactId>").replace(
         "  <dependencies>\n", "  <dependencies>\n    <dependency><groupId>org.acme</groupId>"
         "<artifactId>core</artifactId><version>1.0</version></dependency>\n"),
