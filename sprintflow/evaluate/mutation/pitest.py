@@ -127,7 +127,6 @@ class PIT(MutationTool):
             raise ValueError("PIT ended without a report in any module of the build")
         return f"PIT {PITEST_VERSION}", report_mutants(run.layer, run.changes, run.settings.max_mutants, reports)
 
-
     def why_it_failed(self, output: str) -> str:
         """Maven's error block: the ``[ERROR]`` lines before the first bare one (after it, the same advice
         whatever went wrong ends every failed build).
@@ -139,10 +138,12 @@ class PIT(MutationTool):
         """
         errors: list[str] = []
         for line in _ANSI.sub("", output).splitlines():
-            if line.startswith("[ERROR]"):
-                if line.strip() == "[ERROR]" and errors:
-                    break
-                errors += [line.strip()] if line.strip() != "[ERROR]" else []
+            if not line.startswith("[ERROR]"):
+                continue
+            if line.strip() != "[ERROR]":
+                errors.append(line.strip())
+            elif errors:
+                break
         return " ".join(errors)[:600] if errors else super().why_it_failed(output)
 
 
