@@ -54,17 +54,40 @@ def cargo_mutants_built():
     return binary
 
 
+HELD_OUT_ONLY = {  # add fixed, halve checked by the held-out eval alone, triple by nothing that looks
+    "src/lib.rs": UNTESTED["src/lib.rs"].replace(
+        "/// Half of x", "/// Three times x.\npub fn triple(x: i64) -> i64 {\n    x * 3\n}\n\n/// Half of x"),
+}
+HELD_OUT_EVAL = {  # the planner's, in the baseline: a program no `cargo test` runs (it only builds it)
+    "examples/check.rs": "fn main() {\n    assert_eq!(calc::add(1, 1), 2);\n    assert_eq!(calc::halve(9), 4);\n}\n",
+}
+
+
 def _measure(tmp_path: Path, change: dict[str, str], executor: Executor,
-             settings: MutationSettings | None = None) -> tuple[MutationResult | None, float]:
-    """``change`` judged against the crate ``BEFORE``: the mutation check as a passed ``cargo test`` gets it."""
+             settings: MutationSettings | None = None, commands: tuple[str, ...] = ("cargo test --quiet",),
+             before: dict[str, str] = BEFORE) -> tuple[MutationResult | None, float]:
+    """``change`` judged against the crate ``before``: the mutation check as a passed ``cargo test`` gets it."""
     workspace = tmp_path / "calc"
-    tree = judged_tree(workspace, BEFORE, change, "pin-rust")
+    tree = judged_tree(workspace, before, change, "pin-rust")
     if isinstance(executor, DockerExecutor):
         from sprintflow.sandbox.prepare import with_project_sandbox
 
         executor = with_project_sandbox(executor, workspace, progress=print)
-    return measured_check(tree, workspace, "cargo", executor, ["cargo test --quiet"], 1.0,
+    return measured_check(tree, workspace, "cargo", executor, list(commands), 1.0,
                           settings or MutationSettings(max_mutants=16))
+
+
+@pytest.mark.parametrize("executor", [LocalExecutor, DockerExecutor], ids=["local", "docker"])
+def test_the_held_out_evals_judge_the_survivors(tmp_path, cargo_mutants_built, executor, request):
+    if executor is DockerExecutor:
+        request.getfixturevalue("docker_ready")
+    mutation, _ = _measure(tmp_path, HELD_OUT_ONLY, executor(), before={**BEFORE, **HELD_OUT_EVAL},
+                           commands=("cargo test --quiet", "cargo run --quiet --example check"))
+    assert mutation is not None and mutation.status == "measured", mutation.reason if mutation else None
+    by_name = {f.function: f.killed for f in mutation.functions}
+    # halve: only the held-out eval tells; triple: nothing does, and it alone is named.
+    assert by_name["add"] >= 1 and by_name["halve"] >= 1 and by_name["triple"] == 0, by_name
+    assert [f.message.rsplit(" ", 3)[1] for f in untested(mutation)] == ["triple"]
 
 
 def _passed() -> StrategyResult:

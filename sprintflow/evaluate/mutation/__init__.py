@@ -3,7 +3,9 @@
 A test run that passes says nothing about the change if its tests pass whatever the changed code
 does. After a unit-test run passed, the judge mutates the lines the change touched (against the
 sprint's baseline, :mod:`.changes`) with the ecosystem's own mutation tool and runs the same test
-command against each mutant, in a layer of its own (the judged tree, without the run's canaries):
+command against each mutant, in a layer of its own (the judged tree, without the run's canaries), then the
+held-out evals' commands against the survivors of each changed function it found untested (where the
+tool's report says what source each mutant wrote, :func:`_judged_by_held_out`):
 
 * **pytest**: cosmic-ray (:mod:`.cosmic_ray`);
 * **vitest, jest**: Stryker (:mod:`.stryker`);
@@ -42,12 +44,16 @@ Example:
 
 from __future__ import annotations
 
+import json
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sprintflow.io.confine import read_confined
 from sprintflow.judge.baseline import load_baseline
 from sprintflow.judge.tree import WorkspaceStore
 from sprintflow.sandbox.executors import CommandSpec, Executor
@@ -57,7 +63,7 @@ from sprintflow.schemas.strategies import MutationSettings
 
 from . import cargo_mutants, cosmic_ray, gremlins, pitest, stryker  # noqa: F401  (each registers its tool)
 from .changes import ChangedFile, changed_files
-from .tools import FOLDER, TOOLS, UNAVAILABLE, ToolRun
+from .tools import FOLDER, MAX_REPORT_BYTES, TOOLS, UNAVAILABLE, MutationTool, ToolRun
 
 __all__ = ["FOLDER", "MutationJob", "measure", "summarize", "untested", "with_mutation"]
 
@@ -132,10 +138,62 @@ def measure(job: MutationJob, runner: str, layer: Path, executor: Executor, comm
                               reason=f"{tool.name} could not measure the change: {why}")
     try:
         name, mutants = tool.report(run)
+        mutants = _judged_by_held_out(tool, run, mutants, settings.budget - elapsed / 1000, network, image)
     except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
         return MutationResult(tool=tool.name, status="failed", reason=f"{tool.name}'s run cannot be judged: {exc}",
                               duration_ms=elapsed)
-    return summarize(name, mutants, elapsed)
+    return summarize(name, mutants, int((time.monotonic() - started) * 1000))
+
+
+def _judged_by_held_out(tool: MutationTool, run: ToolRun, mutants: list[MutantRecord], seconds_left: float,
+                        network: bool, image: str | None) -> list[MutantRecord]:
+    """The survivors of each changed function none of whose mutants the strategy's tests killed, judged
+    again by the held-out evals' commands (``run.commands[1:]``): a mutant one of them fails is killed.
+
+    The tool's own run judges with the strategy's test command alone (cosmic-ray's judges with all of
+    them itself, so it gives no edits); here each survivor is written back as the source the tool's report
+    says it wrote (``sandbox/scripts/judge_survivors.py``, in the same layer), within what is left of the
+    budget, but never less than a clean run and a mutant's run. Tools whose report cannot say
+    (:meth:`MutationTool.edits` empty) leave their survivors as they are."""
+    held_out = run.commands[1:]
+    if not held_out:
+        return mutants
+    tested = {(m.file, m.function) for m in mutants if m.status == "killed"}
+    edits = tool.edits(run) if any(m.status == "survived" and (m.file, m.function) not in tested
+                                   for m in mutants) else []
+    chosen = [(index, edit) for index, (mutant, edit) in enumerate(zip(mutants, edits, strict=False))
+              if edit is not None and mutant.status == "survived" and (mutant.file, mutant.function) not in tested]
+    if not chosen:
+        return mutants
+    budget = max(seconds_left, 2 * run.mutant_timeout * len(held_out))
+    job = {"commands": held_out, "budget": budget, "mutantTimeout": run.mutant_timeout,
+           "report": f"{FOLDER}/survivors.json",
+           "mutants": [{"file": e.file, "start": e.start, "end": e.end, "replacement": e.replacement,
+                        "group": f"{mutants[i].file} {mutants[i].function}"} for i, e in chosen]}
+    run.job_file("survivors-job.json").write_text(json.dumps(job), encoding="utf-8")
+    judge = f"{shlex.quote(run.executor.python)} {shlex.quote(run.executor.script('judge_survivors.py'))}"
+    outcome = run.executor.run(run.layer, CommandSpec(command=f"{judge} {FOLDER}/survivors-job.json",
+                                                      timeout=budget + run.mutant_timeout + 60,
+                                                      network=network, image=image))
+    try:
+        statuses = _Survivors.model_validate_json(read_confined(run.layer, f"{FOLDER}/survivors.json",
+                                                                MAX_REPORT_BYTES)).statuses
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"the held-out evals' run on its survivors wrote no readable report (exit "
+                         f"{outcome.exit_code}: {exc})") from exc
+    if len(statuses) != len(chosen):
+        raise ValueError(f"the held-out evals judged {len(statuses)} survivors of {len(chosen)}")
+    judged = list(mutants)
+    for (index, _), status in zip(chosen, statuses, strict=True):
+        if status is not None:
+            judged[index] = mutants[index].model_copy(update={"status": status})
+    return judged
+
+
+class _Survivors(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    passing: list[str]
+    statuses: list[Literal["killed", "survived", "timeout", "error", "not-run"] | None]
 
 
 def summarize(tool: str, mutants: list[MutantRecord], duration_ms: int | None) -> MutationResult:

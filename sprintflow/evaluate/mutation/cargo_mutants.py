@@ -39,7 +39,7 @@ from sprintflow.kinds import ExecutorName
 from sprintflow.sandbox.cargo_mutants import DOCKER_BIN, HOST_BIN, VERSION, build, build_command, host_binary
 from sprintflow.schemas.evaluation import MutantRecord, MutantStatus
 
-from .tools import FOLDER, MAX_REPORT_BYTES, MutationTool, ToolRun, register
+from .tools import FOLDER, MAX_REPORT_BYTES, MutationTool, SourceEdit, ToolRun, register
 
 __all__ = ["STATUS", "CargoMutants", "report"]
 
@@ -89,6 +89,9 @@ class CargoMutants(MutationTool):
     def report(self, run: ToolRun) -> tuple[str, list[MutantRecord]]:
         return report(run.layer, {c.path for c in run.changes})
 
+    def edits(self, run: ToolRun) -> list[SourceEdit | None]:
+        return [edit for _, edit in _read(run.layer, {c.path for c in run.changes})[1]]
+
 
 def _quoted_ok(command: str) -> bool:
     try:
@@ -122,6 +125,7 @@ class _Mutant(_Strict):
     function: _Function | None = None
     span: _Span
     genre: str = Field(max_length=100)
+    replacement: str | None = Field(default=None, max_length=100_000)
 
 
 class _Outcome(_Strict):
@@ -154,6 +158,12 @@ def report(layer: Path, changed: set[str]) -> tuple[str, list[MutantRecord]]:
     """The runner's plan and cargo-mutants' ``outcomes.json`` in ``layer``: a record per chosen mutant, of
     the ``changed`` files (tree-relative). A report that does not agree with itself is a ValueError saying
     what is wrong (the check then fails: never a pass on a report the judge cannot read)."""
+    tool, mutants = _read(layer, changed)
+    return tool, [record for record, _ in mutants]
+
+
+def _read(layer: Path, changed: set[str]) -> tuple[str, list[tuple[MutantRecord, SourceEdit | None]]]:
+    """The chosen mutants, each with the source it writes (its ``replacement`` at its ``span``), once judged."""
     plan = _Plan.model_validate_json(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
     chosen: dict[str, _Chosen] = {}
     for planned in plan.chosen:
@@ -172,6 +182,7 @@ def report(layer: Path, changed: set[str]) -> tuple[str, list[MutantRecord]]:
     if not plan.tool.endswith(outcomes.cargo_mutants_version):
         raise ValueError(f"outcomes.json is cargo-mutants {outcomes.cargo_mutants_version}'s, the run's is {plan.tool}")
     judged: dict[str, MutantStatus] = {}
+    written: dict[str, SourceEdit] = {}
     for outcome in outcomes.outcomes:
         if isinstance(outcome.scenario, str):
             continue  # the baseline (skipped: the judge's own test run passed)
@@ -188,9 +199,14 @@ def report(layer: Path, changed: set[str]) -> tuple[str, list[MutantRecord]]:
         if outcome.summary == "Success":
             raise ValueError(f"outcomes.json says the mutant {mutant.name!r} was a success: no mutant is one")
         judged[mutant.name] = STATUS[outcome.summary]
-    return plan.tool, [MutantRecord(file=_tree_path(plan.root, m.file, changed), line=m.line, function=m.function,
-                                    operator=_operator(m.name), status=judged.get(name, "not-run"))
-                       for name, m in chosen.items()]
+        if mutant.replacement is not None:
+            span = mutant.span
+            written[mutant.name] = SourceEdit(_tree_path(plan.root, mutant.file, changed),
+                                              (span.start.line, span.start.column), (span.end.line, span.end.column),
+                                              mutant.replacement)
+    return plan.tool, [(MutantRecord(file=_tree_path(plan.root, m.file, changed), line=m.line, function=m.function,
+                                     operator=_operator(m.name), status=judged.get(name, "not-run")),
+                        written.get(name)) for name, m in chosen.items()]
 
 
 def _tree_path(root: str, file: str, changed: set[str]) -> str:

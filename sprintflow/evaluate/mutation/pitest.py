@@ -32,8 +32,10 @@ the method it is written in, a constructor under its class's name, a nested clas
 Statuses: KILLED is killed; SURVIVED and NO_COVERAGE survived; TIMED_OUT a timeout (not a kill);
 MEMORY_ERROR, RUN_ERROR and NON_VIABLE errors; a mutant not started is not run. The run is bounded by the
 budget (``timeout``: a run that ends there wrote no report, and the check fails) and ``mutantTimeout``
-(PIT's ``timeoutConstant``); Maven must end with exit 0. Only the strategy's own tests judge: the held-out
-evals' commands are not run against the mutants.
+(PIT's ``timeoutConstant``); Maven must end with exit 0. The tests that judge are the build's test classes,
+held-out evals among them when they are tests of the build; a held-out eval that is a command of its own is
+not run against the mutants (PIT mutates byte code: its report names no source to write back, so the
+survivors cannot be judged again as Stryker's and cargo-mutants' are, :meth:`.tools.MutationTool.edits`).
 """
 
 from __future__ import annotations

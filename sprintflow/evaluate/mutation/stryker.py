@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from sprintflow.io.confine import read_confined
 from sprintflow.schemas.evaluation import MutantRecord, MutantStatus
 
-from .tools import FOLDER, MAX_REPORT_BYTES, MutationTool, ToolRun, register
+from .tools import FOLDER, MAX_REPORT_BYTES, MutationTool, SourceEdit, ToolRun, register
 
 __all__ = ["Stryker"]
 
@@ -65,6 +65,9 @@ class Stryker(MutationTool):
     def report(self, run: ToolRun) -> tuple[str, list[MutantRecord]]:
         return report(run.layer)
 
+    def edits(self, run: ToolRun) -> list[SourceEdit | None]:
+        return [edit for _, edit in _read(run.layer)[1]]
+
 
 def report(layer: Path) -> tuple[str, list[MutantRecord]]:
     """Stryker's mutation-testing-report-schema JSON in ``layer``, one record per mutant of the changed lines.
@@ -73,6 +76,12 @@ def report(layer: Path) -> tuple[str, list[MutantRecord]]:
     (only the run says what a test is, not a name). A mutant belongs to the innermost function around
     it (``stryker_plan.cjs``, by the project's TypeScript compiler: Stryker names none); without
     that map, each changed line stands alone (stricter: it needs a killed mutant of its own)."""
+    tool, mutants = _read(layer)
+    return tool, [record for record, _ in mutants]
+
+
+def _read(layer: Path) -> tuple[str, list[tuple[MutantRecord, SourceEdit | None]]]:
+    """The report's mutants, each with the source it writes (its ``replacement`` at its ``location``)."""
     data = json.loads(read_confined(layer, f"{FOLDER}/report.json", MAX_REPORT_BYTES))
     tests = {Path(rel).as_posix() for rel, entry in dict(data.get("testFiles") or {}).items()
              if list(dict(entry).get("tests") or [])}
@@ -84,18 +93,35 @@ def report(layer: Path) -> tuple[str, list[MutantRecord]]:
             raise ValueError(f"{rel} was left out as a test file, but Stryker's run collected no test from it: "
                              "its changes were not mutation-checked")
     functions = plan.functions if plan else None
-    mutants = []
+    mutants: list[tuple[MutantRecord, SourceEdit | None]] = []
     for path, entry in dict(data["files"]).items():
         rel = Path(path).as_posix()
         if rel in tests:
             continue
+        source = str(entry.get("source") or "").splitlines()
         for mutant in entry["mutants"]:
-            start = mutant["location"]["start"]
+            start, end = mutant["location"]["start"], mutant["location"]["end"]
             line, column = int(start["line"]), int(start["column"])
             status = _STATUS.get(str(mutant["status"]), "not-run")
-            mutants.append(MutantRecord(file=rel, line=line, operator=str(mutant["mutatorName"]), status=status,
-                                        function=_function_at(functions, rel, line, column)))
+            replacement = mutant.get("replacement")
+            edit = SourceEdit(rel, (line, _in_characters(source, line, column)),
+                              (int(end["line"]), _in_characters(source, int(end["line"]), int(end["column"]))),
+                              replacement) if isinstance(replacement, str) else None
+            mutants.append((MutantRecord(file=rel, line=line, operator=str(mutant["mutatorName"]), status=status,
+                                         function=_function_at(functions, rel, line, column)), edit))
     return f"Stryker {data.get('framework', {}).get('version', '')}".strip(), mutants
+
+
+def _in_characters(lines: list[str], line: int, column: int) -> int:
+    """A 1-based column counted in UTF-16 code units (JavaScript's, Stryker's) as one counted in characters.
+
+    >>> _in_characters(["const s = '🙂' + x;"], 1, 16)  # the emoji is two code units, one character
+    15
+    """
+    if not 1 <= line <= len(lines) or column < 1:
+        return column
+    before = lines[line - 1].encode("utf-16-le", "surrogatepass")[:2 * (column - 1)]
+    return len(before.decode("utf-16-le", "ignore")) + 1
 
 
 class _Span(BaseModel):

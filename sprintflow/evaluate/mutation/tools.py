@@ -26,7 +26,7 @@ from sprintflow.schemas.strategies import MutationSettings
 
 from .changes import ChangedFile
 
-__all__ = ["FOLDER", "MAX_REPORT_BYTES", "TOOLS", "UNAVAILABLE", "MutationTool", "ToolRun", "register"]
+__all__ = ["FOLDER", "MAX_REPORT_BYTES", "TOOLS", "UNAVAILABLE", "MutationTool", "SourceEdit", "ToolRun", "register"]
 
 FOLDER = ".sprintflow-mutation"
 """Where in the layer the judge writes the tool's job and the tool its report."""
@@ -58,6 +58,17 @@ class ToolRun:
         return self.layer / FOLDER / name
 
 
+@dataclass(frozen=True)
+class SourceEdit:
+    """A mutant as the source it writes: ``replacement`` for the code from ``start`` to ``end`` of ``file``
+    (1-based lines and columns, counted in characters, ``end`` exclusive), as the tool's report places it."""
+
+    file: str
+    start: tuple[int, int]
+    end: tuple[int, int]
+    replacement: str
+
+
 class MutationTool:
     """One ecosystem's mutation tool: a subclass per tool, registered with :func:`register`."""
 
@@ -77,6 +88,12 @@ class MutationTool:
         """The tool's name and version, and a record per mutant of the changed lines (ValueError when
         the report cannot be judged)."""
         raise NotImplementedError
+
+    def edits(self, run: ToolRun) -> list[SourceEdit | None]:
+        """Each mutant of :meth:`report` (in its order) as the source it writes, so that the held-out evals'
+        commands can judge the survivors; empty when the tool's report does not say (PIT mutates byte code,
+        gremlins names only the mutator) or its own run judges them already (cosmic-ray)."""
+        return []
 
     def why_it_failed(self, output: str) -> str:
         """The part of a failed run's output that says why: its end, unless the tool says it elsewhere."""
