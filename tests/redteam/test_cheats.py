@@ -203,6 +203,9 @@ HONEST = [
     ("honest_tested_addition", "python", "local"),
     ("honest_tested_addition", "python", "docker"),
     ("honest_tested_addition", "ts", "local"),
+    # The cheat above made honest: a held-out eval checks what the new test only calls (its command is
+    # no vitest run, so Stryker's own run cannot kill the mutants: the held-out eval must judge them).
+    ("untested_addition_js", "ts-held-out", "local"),
     ("honest_tested_addition", "java", "local"),
     ("honest_tested_addition", "java", "docker"),
     ("honest_tested_addition", "rust", "local"),
@@ -231,7 +234,8 @@ def _victim(kind: str, root: Path) -> Path:
     if kind.startswith("java"):
         return java_victim(root, reactor=kind == "java-reactor")
     if kind.startswith("ts"):
-        return ts_victim(root, checks=kind == "ts-checks", mutation=kind != "ts-no-mutation")
+        return ts_victim(root, checks=kind == "ts-checks", mutation=kind != "ts-no-mutation",
+                         held_out=kind == "ts-held-out")
     files = ("src/calc/__init__.py", "tests/test_calc.py") if kind == "python-named-test" else ("src/calc/__init__.py",)
     return python_victim(root, manual=kind == "python-manual", lint=kind.startswith("python-lint"),
                          git=kind == "python-git", files=files, typed=kind.startswith("python-typed"),

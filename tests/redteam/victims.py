@@ -160,11 +160,13 @@ report = ".sprintflow/reports/vitest.json"
 '''
 
 
-def ts_victim(root: Path, checks: bool = False, mutation: bool = True) -> Path:
+def ts_victim(root: Path, checks: bool = False, mutation: bool = True, held_out: bool = False) -> Path:
     """A JavaScript module whose add subtracts, tested with vitest through ``npm test``.
 
     ``checks`` keeps the test where the project's vitest config says, under a name no convention
     calls a test: ``checks/add.check.js``. ``mutation`` False turns the unit tests' mutation check off.
+    ``held_out`` adds a held-out eval, a node program of its own (no vitest runs it), that checks
+    ``add`` and the ``double`` the sprint is to add.
     """
     test_file, include = ("checks/add.check.js", "checks/**/*.check.js") if checks else \
         ("test/add.test.js", "test/**/*.test.js")
@@ -186,6 +188,11 @@ def ts_victim(root: Path, checks: bool = False, mutation: bool = True) -> Path:
         {"criterionId": "sc-1-2", "description": "add(2, 2) returns 4 in the unit tests.",
          "verificationMethod": "unit-test", "required": True},
     ]
+    if held_out:
+        _write(root, {"evals/check.mjs": "import * as calc from '../src/add.js';\n"
+                                         "if (calc.add(1, 1) !== 2 || calc.double(3) !== 6) process.exit(1);\n"})
+        criteria.append({"criterionId": "sc-1-3", "description": "The held-out eval passes.",
+                         "verificationMethod": "custom", "required": True, "customCommand": "node evals/check.mjs"})
     contract = json.dumps(_contract(criteria, ["src/add.js"]), indent=2)
     _write(root, {f".sprintflow/contracts/{CONTRACT_ID}.json": contract})
     return root
