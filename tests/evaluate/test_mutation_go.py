@@ -16,7 +16,7 @@ import pytest
 
 from sprintflow.evaluate.mutation import FOLDER, untested, with_mutation
 from sprintflow.evaluate.mutation.changes import ChangedFile
-from sprintflow.evaluate.mutation.gremlins import PLAN, REPORT, go_functions, parse_report, report
+from sprintflow.evaluate.mutation.gremlins import PLAN, REPORT, go_functions, parse_report, report, token_edit
 from sprintflow.sandbox.executors import DockerExecutor, Executor, LocalExecutor
 from sprintflow.sandbox.prepare import with_project_sandbox
 from sprintflow.schemas import Outcome, StrategyResult
@@ -60,12 +60,33 @@ def _executor(kind: str, workspace: Path, request) -> Executor:
     return with_project_sandbox(DockerExecutor(), workspace)
 
 
+HELD_OUT_EVAL = {  # the planner's, in the baseline: a program of its own, which no `go test` runs
+    "evals/check/main.go": 'package main\n\nimport (\n\t"os"\n\n\t"example.com/calc"\n)\n\n'
+                           'func main() {\n\tif calc.Add(1, 1) != 2 || calc.Double(3) != 6 ||\n'
+                           '\t\tcalc.Double(500) != 500 {\n'
+                           '\t\tos.Exit(1)\n\t}\n}\n',
+}
+
+
 def _measure(root: Path, change: dict[str, str], kind: str, request, settings: MutationSettings,
+             commands: tuple[str, ...] = (COMMAND,), before: dict[str, str] = BEFORE,
              ) -> tuple[MutationResult | None, float]:
-    """``change`` over BEFORE, judged as a sprint would: the baseline pinned, the tree built, then measured."""
+    """``change`` over ``before``, judged as a sprint would: the baseline pinned, the tree built, then measured."""
     workspace = root / "ws"
-    tree = judged_tree(workspace, BEFORE, change, "pin-go")
-    return measured_check(tree, workspace, "go", _executor(kind, workspace, request), [COMMAND], 2.0, settings)
+    tree = judged_tree(workspace, before, change, "pin-go")
+    return measured_check(tree, workspace, "go", _executor(kind, workspace, request), list(commands), 2.0, settings)
+
+
+@pytest.mark.parametrize("kind", ["local", "docker"])
+def test_the_held_out_evals_judge_gremlins_survivors(tmp_path, request, kind):
+    """Double's new test only calls it; the held-out eval, a program `go test ./...` does not run, checks it:
+    gremlins' survivors are written back token by token and the held-out command kills them."""
+    mutation, _ = _measure(tmp_path, UNTESTED, kind, request, MutationSettings(),
+                           commands=(COMMAND, "go run ./evals/check"), before={**BEFORE, **HELD_OUT_EVAL})
+    assert mutation is not None and mutation.status == "measured", mutation.reason if mutation else None
+    assert {f.function: f.killed >= 1 for f in mutation.functions} == {"Add": True, "Counter.Inc": True,
+                                                                        "Double": True}
+    assert untested(mutation) == []
 
 
 @pytest.fixture(scope="module", params=["local", "docker"])
@@ -148,6 +169,16 @@ def test_a_real_gremlins_report_is_read_mutant_by_mutant():
     assert statuses[("Unused", 27, "ARITHMETIC_BASE")] == "survived"  # NOT COVERED
     # Only the changed lines count: the same report, judged for Add's line alone.
     assert {m.function for m in parse_report(text, [ChangedFile("fx.go", ((4, 4),))], functions)} == {"Add"}
+    # Each mutant as the token gremlins wrote at its position (a byte column: fx.go is ASCII, so its characters).
+    written = [(m["type"], token_edit(FIXTURE_MODULE["fx.go"], "fx.go", m["line"], m["column"], m["type"]))
+               for m in json.loads(text)["files"][0]["mutations"]]
+    lines = FIXTURE_MODULE["fx.go"].splitlines()
+    assert [(kind, lines[e.start[0] - 1][e.start[1] - 1:e.end[1] - 1], e.replacement) for kind, e in written if e] == [
+        ("ARITHMETIC_BASE", "+", "-"), ("ARITHMETIC_BASE", "+", "-"), ("CONDITIONALS_BOUNDARY", "<", "<="),
+        ("CONDITIONALS_NEGATION", "<", ">="), ("INCREMENT_DECREMENT", "++", "--"), ("INVERT_ASSIGNMENTS", "+=", "-="),
+        ("REMOVE_SELF_ASSIGNMENTS", "+=", "="), ("CONDITIONALS_BOUNDARY", ">=", ">"),
+        ("CONDITIONALS_NEGATION", ">=", "<"), ("ARITHMETIC_BASE", "*", "/")]
+    assert token_edit(FIXTURE_MODULE["fx.go"], "fx.go", 4, 11, "INVERT_LOGICAL") is None  # not that mutator's token
 
 
 @pytest.mark.parametrize("text, says", [

@@ -17,8 +17,10 @@ Decisions, where gremlins and the check differ:
   and, when the budget runs out, stops it and keeps what finished (the rest is ``not-run``).
 * **The tests.** Each mutant runs ``go test ./...`` of the module (gremlins' ``--integration``, with
   ``-coverpkg ./...``), not the strategy's command: a module's tests in every package judge its code,
-  held-out evals in the tree among them. gremlins times a mutant against a multiple of its own coverage
-  run, chosen so that it gets at least about ``mutantTimeout``.
+  held-out evals in the tree among them; the survivors of a function none of whose mutants was killed are
+  written back token by token (:func:`token_edit`) and judged by the held-out evals' commands too
+  (:func:`sprintflow.evaluate.mutation._judged_by_held_out`). gremlins times a mutant against a multiple
+  of its own coverage run, chosen so that it gets at least about ``mutantTimeout``.
 * **Statuses.** KILLED is killed; LIVED and NOT COVERED (no test runs the line) survived; TIMED OUT is
   a timeout, not a kill; NOT VIABLE (the mutant does not build) is an error.
 * **Functions.** gremlins names none: :func:`go_functions` finds the top-level function or method around
@@ -51,9 +53,9 @@ from sprintflow.sandbox.gremlins import DOCKER_BIN, HOST_BIN, VERSION, GremlinsU
 from sprintflow.schemas.evaluation import MutantRecord, MutantStatus
 
 from .changes import ChangedFile
-from .tools import FOLDER, MAX_REPORT_BYTES, UNAVAILABLE, MutationTool, ToolRun, register
+from .tools import FOLDER, MAX_REPORT_BYTES, UNAVAILABLE, MutationTool, SourceEdit, ToolRun, register
 
-__all__ = ["Gremlins", "go_functions", "parse_report", "report"]
+__all__ = ["Gremlins", "go_functions", "parse_report", "report", "token_edit"]
 
 REPORT = f"{FOLDER}/report.json"
 PLAN = f"{FOLDER}/gremlins-plan.json"
@@ -89,7 +91,18 @@ class Gremlins(MutationTool):
         return f"{shlex.quote(run.executor.python)} {runner} {FOLDER}/gremlins-job.json"
 
     def report(self, run: ToolRun) -> tuple[str, list[MutantRecord]]:
-        return report(run.layer, [c for c in run.changes if not c.path.endswith("_test.go")])
+        return report(run.layer, self._mutated(run))
+
+    def edits(self, run: ToolRun) -> list[SourceEdit | None]:
+        """Each mutant as the token gremlins wrote in place of the one at its position (its report names
+        only the mutator: :func:`token_edit`)."""
+        sources: dict[str, str] = {}
+        return [token_edit(sources.setdefault(m.file, _source(run.layer, m.file)), m.file, m.line, column, m.operator)
+                for m, column in _read(run.layer, self._mutated(run))[1]]
+
+    @staticmethod
+    def _mutated(run: ToolRun) -> list[ChangedFile]:
+        return [c for c in run.changes if not c.path.endswith("_test.go")]
 
 
 def _host_gremlins() -> str | None:
@@ -149,6 +162,12 @@ def parse_report(text: str | bytes, changes: list[ChangedFile],
                  functions: dict[str, list[tuple[str, int, int]]]) -> list[MutantRecord]:
     """One record per mutant of gremlins' JSON report on a changed line (ValueError, saying what is wrong,
     when it is not gremlins' report)."""
+    return [record for record, _ in _parsed(text, changes, functions)]
+
+
+def _parsed(text: str | bytes, changes: list[ChangedFile],
+            functions: dict[str, list[tuple[str, int, int]]]) -> list[tuple[MutantRecord, int]]:
+    """The report's mutants of the changed lines, each with its column."""
     try:
         data = _Report.model_validate_json(text)
     except ValidationError as exc:
@@ -164,22 +183,29 @@ def parse_report(text: str | bytes, changes: list[ChangedFile],
             status = _STATUS[mutation.status]
             if status is None or not any(start <= mutation.line <= end for start, end in lines.get(rel, ())):
                 continue
-            records.append(MutantRecord(file=rel, line=mutation.line, operator=mutation.type, status=status,
-                                        function=_function_at(functions.get(rel, []), mutation.line)))
+            records.append((MutantRecord(file=rel, line=mutation.line, operator=mutation.type, status=status,
+                                         function=_function_at(functions.get(rel, []), mutation.line)),
+                            mutation.column))
     return records
 
 
 def report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRecord]]:
     """The runner's plan and gremlins' report in ``layer``: a record per mutant of the changed lines, those
     the cap or the budget left out ``not-run``."""
+    tool, mutants = _read(layer, changes)
+    return tool, [record for record, _ in mutants]
+
+
+def _read(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[tuple[MutantRecord, int]]]:
+    """:func:`report`'s mutants, each with its column."""
     try:
         plan = _Plan.model_validate_json(read_confined(layer, PLAN, MAX_REPORT_BYTES))
     except ValidationError as exc:
         raise ValueError(f"the gremlins runner's plan is malformed: {_first_error(exc)}") from None
     functions = {c.path: go_functions(_source(layer, c.path)) for c in changes}
-    mutants = parse_report(read_confined(layer, REPORT, MAX_REPORT_BYTES), changes, functions)
-    reported = Counter((m.file, m.line, m.operator) for m in mutants)  # a line may have two of a kind
-    for rel, line, _, kind, _ in plan.candidates:
+    mutants = _parsed(read_confined(layer, REPORT, MAX_REPORT_BYTES), changes, functions)
+    reported = Counter((m.file, m.line, m.operator) for m, _ in mutants)  # a line may have two of a kind
+    for rel, line, column, kind, _ in plan.candidates:
         rel = _relative(rel)
         if reported[(rel, line, kind)] > 0:
             reported[(rel, line, kind)] -= 1
@@ -188,9 +214,53 @@ def report(layer: Path, changes: list[ChangedFile]) -> tuple[str, list[MutantRec
             continue
         if line in plan.chosen.get(rel, ()) and not plan.partial:
             raise ValueError(f"gremlins did not report the mutant {kind} of {rel}:{line} it was given")
-        mutants.append(MutantRecord(file=rel, line=line, operator=kind, status="not-run",
-                                    function=_function_at(functions.get(rel, []), line)))
+        mutants.append((MutantRecord(file=rel, line=line, operator=kind, status="not-run",
+                                     function=_function_at(functions.get(rel, []), line)), column))
     return plan.tool, mutants
+
+
+_TOKEN_MUTATIONS: dict[str, dict[str, str]] = {
+    "ARITHMETIC_BASE": {"+": "-", "-": "+", "*": "/", "/": "*", "%": "*"},
+    "CONDITIONALS_BOUNDARY": {">=": ">", ">": ">=", "<=": "<", "<": "<="},
+    "CONDITIONALS_NEGATION": {"==": "!=", "!=": "==", ">=": "<", ">": "<=", "<=": ">", "<": ">="},
+    "INCREMENT_DECREMENT": {"++": "--", "--": "++"},
+    "INVERT_ASSIGNMENTS": {"+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "%=": "%="},
+    "INVERT_BITWISE": {"&": "|", "|": "&", "^": "&", "&^": "&", "<<": ">>", ">>": "<<"},
+    "INVERT_BWASSIGN": {"&=": "|=", "|=": "&=", "^=": "&=", "&^=": "&=", "<<=": ">>=", ">>=": "<<="},
+    "INVERT_LOGICAL": {"&&": "||", "||": "&&"},
+    "INVERT_LOOPCTRL": {"break": "continue", "continue": "break"},
+    "INVERT_NEGATIVES": {"-": "+"},
+    "REMOVE_SELF_ASSIGNMENTS": dict.fromkeys(("+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "&^=", "<<=", ">>="),
+                                             "="),
+}
+"""What each of gremlins' mutators writes in place of the token it mutates (gremlins v0.6.0's own table,
+``internal/engine/mappings.go``; its ``%=`` stays ``%=``)."""
+_GO_TOKEN = re.compile(r"[A-Za-z_]\w*|<<=|>>=|&\^=|\.\.\.|&&|\|\||<-|\+\+|--|==|!=|<=|>=|:=|<<|>>|&\^"
+                       r"|[-+*/%&|^]=|\S")
+"""A Go token where it starts (the longest operator, or a word), to tell which one gremlins mutated."""
+
+
+def token_edit(source: str, rel: str, line: int, column: int, kind: str) -> SourceEdit | None:
+    """gremlins' mutant as the source it writes: the token at ``line``:``column`` (1-based, the column in
+    bytes, as Go's positions count) replaced as the mutator does; None when the token there is not one
+    the mutator changes (the source is not the one gremlins mutated).
+
+    Example:
+        >>> token_edit("package p\\n\\nfunc f(a, b int) bool {\\n\\treturn a < b // é\\n}\\n", "p.go", 4, 11,
+        ...            "CONDITIONALS_BOUNDARY")
+        SourceEdit(file='p.go', start=(4, 11), end=(4, 12), replacement='<=')
+        >>> token_edit("package p\\n\\nvar s = \\"é\\" + x\\n", "p.go", 3, 14, "ARITHMETIC_BASE").start
+        (3, 13)
+    """
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines) or column < 1:
+        return None
+    start = len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore"))
+    token = _GO_TOKEN.match(lines[line - 1], start)
+    replacement = _TOKEN_MUTATIONS.get(kind, {}).get(token.group()) if token else None
+    if token is None or replacement is None:
+        return None
+    return SourceEdit(rel, (line, start + 1), (line, token.end() + 1), replacement)
 
 
 def _relative(name: str) -> str:

@@ -35,7 +35,7 @@ budget (``timeout``: a run that ends there wrote no report, and the check fails)
 (PIT's ``timeoutConstant``); Maven must end with exit 0. The tests that judge are the build's test classes,
 held-out evals among them when they are tests of the build; a held-out eval that is a command of its own is
 not run against the mutants (PIT mutates byte code: its report names no source to write back, so the
-survivors cannot be judged again as Stryker's and cargo-mutants' are, :meth:`.tools.MutationTool.edits`).
+survivors cannot be judged again as the other tools' are, :meth:`.tools.MutationTool.edits`).
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ class MutationTool:
 
     def edits(self, run: ToolRun) -> list[SourceEdit | None]:
         """Each mutant of :meth:`report` (in its order) as the source it writes, so that the held-out evals'
-        commands can judge the survivors; empty when the tool's report does not say (PIT mutates byte code,
-        gremlins names only the mutator) or its own run judges them already (cosmic-ray)."""
+        commands can judge the survivors; empty when the tool's report does not say (PIT mutates byte code)
+        or its own run judges them already (cosmic-ray)."""
         return []
 
     def why_it_failed(self, output: str) -> str:
