@@ -24,8 +24,9 @@ NextAction = Literal["retry_coder", "retry_tester", "done"]
 
 
 class _SnakeDocument(BaseModel):
-    # Unknown fields other tools wrote (loop, attempt, tokens_used…) survive a rewrite.
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    # Unknown fields other tools wrote (loop, attempt, tokens_used…) survive a rewrite. The fields'
+    # docstrings are for people (pydantic's use_attribute_docstrings would cost start-up: see Document).
+    model_config = ConfigDict(extra="allow")
 
 
 class TestSummary(_SnakeDocument):

@@ -16,12 +16,14 @@ from typing import Any, TypeVar
 
 import jsonschema
 from pydantic import BaseModel, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from sprintflow.errors import DocumentError, Problem
 from sprintflow.io.documents import read_json, unrepresentable
 from sprintflow.io.layout import SAFE_NAME
 
-from ._base import PATTERN_MESSAGES, TEXT_PATTERN
+from ._base import PATTERN_MESSAGES, TEXT_PATTERN, attribute_docstrings
 from .config import ProjectConfig
 from .contract import PlanSpec, SprintContract
 from .evaluation import EvalResult
@@ -63,9 +65,23 @@ def json_schema(kind: str) -> dict[str, Any]:
     return json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text(encoding="utf-8"))
 
 
+class _DescribedByDocstrings(GenerateJsonSchema):
+    """pydantic's JSON Schema, each property described by its field's docstring unless it has a description."""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        model, properties = schema["cls"], json_schema.get("properties", {})
+        for name, text in attribute_docstrings(model).items():
+            field = model.model_fields.get(name)
+            key = (field.alias or name) if field is not None else name
+            if isinstance(properties.get(key), dict):
+                properties[key].setdefault("description", text)
+        return json_schema
+
+
 def generated_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of a document kind, generated from its model (``python -m sprintflow.schemas`` writes it)."""
-    schema = KINDS[kind].model_json_schema(by_alias=True, mode="validation")
+    schema = KINDS[kind].model_json_schema(by_alias=True, mode="validation", schema_generator=_DescribedByDocstrings)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = f"https://sprintflow.dev/schemas/{kind}.schema.json"
     return schema

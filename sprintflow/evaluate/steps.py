@@ -203,8 +203,7 @@ def record_tests(plan: EvaluationPlan, judged: Judged) -> StrategyResult:
     """
     if judged.test_run is None:
         return judged.result
-    # Imported once tests ran: pydantic reads the Bug model's field docstrings by searching every
-    # loaded module, 50 ms once Prefect is loaded, which a cached evaluation need not pay.
+    # Imported once tests ran: a cached evaluation need not import the bug ledger.
     from sprintflow.testruns.bugs import sync_bugs
 
     run_id = judged.test_run.run_id

@@ -84,7 +84,7 @@ class Bug(BaseModel):
     """One bug, as every line of ``bugs.ndjson`` records it (snake_case, like the seed)."""
 
     # Frozen: folds share these objects with the per-file cache.
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True)
 
     id: str
     """``bug-<YYYYMMDD>-<HHMM>-<4 hex>``, as the seed writes them."""
