@@ -76,6 +76,10 @@ def test_an_edit_outside_the_file_a_timeout_and_the_budget_count_as_no_kill(tmp_
     slow = "grep -q 'x / 2' lib.rs || sleep 30"
     assert _judge(tmp_path, [slow], [_mutant([6, 7], [6, 8], "*")], timeout=2)["statuses"] == ["timeout"]
     assert _judge(tmp_path, ["sleep 1"], [_mutant([6, 7], [6, 8], "*")], budget=0.5)["statuses"] == ["not-run"]
+    # A held-out eval slower than the tests' mutant timeout gets time by its own clean run.
+    slower = "sleep 1.5; grep -q 'x / 2' lib.rs"
+    assert _judge(tmp_path, [slower], [_mutant([6, 7], [6, 8], "*")], timeout=1) == {
+        "passing": [slower], "statuses": ["killed"]}
     assert (tmp_path / "lib.rs").read_text() == SOURCE
 
 

@@ -8,11 +8,13 @@ any python3; it imports nothing of sprintflow. ``python3 judge_survivors.py JOB.
                   "group": "src/lib.rs add"}],
      "report": ".sprintflow-mutation/survivors.json"}
 
-1. Each command runs once on the unmutated tree: one that fails there cannot tell a mutant, and is
-   left out (a held-out eval the change does not pass yet is the criterion's to judge, not this).
+1. Each command runs once on the unmutated tree, within what is left of the budget: one that fails there
+   cannot tell a mutant, and is left out (a held-out eval the change does not pass yet is the criterion's
+   to judge, not this). A command's time on a mutant is bounded by ``mutantTimeout`` or, for a command
+   slower than the tests, three times its own clean run and 10 s.
 2. Each mutant is written into its file (``start`` and ``end`` are 1-based lines and columns counted in
    characters, ``end`` exclusive: where the tool's report put the code it replaced), the passing commands
-   run in turn until one fails (a kill) or runs out of ``mutantTimeout`` (a timeout, not a kill), and the
+   run in turn until one fails (a kill) or runs out of its time (a timeout, not a kill), and the
    file is put back byte for byte. Once a mutant of a ``group`` (a function) is killed, its other
    mutants are not run: the verdict needs one kill per function.
 3. Writes ``report``: ``{"passing": [...], "statuses": [...]}``, a status per mutant: ``killed``,
@@ -32,8 +34,11 @@ def main(job_path: str) -> int:
     with open(job_path, encoding="utf-8") as handle:
         job = json.load(handle)
     deadline = time.monotonic() + float(job["budget"])
-    timeout = float(job["mutantTimeout"])
-    passing = [c for c in job["commands"] if _run(c, min(timeout, _left(deadline))) == "passed"]
+    passing = {}
+    for command in job["commands"]:
+        started = time.monotonic()
+        if _run(command, _left(deadline)) == "passed":
+            passing[command] = max(float(job["mutantTimeout"]), 3 * (time.monotonic() - started) + 10)
     statuses: list = []
     killed_groups = set()
     for mutant in job["mutants"]:
@@ -44,12 +49,12 @@ def main(job_path: str) -> int:
         elif not passing:
             statuses.append("survived")
         else:
-            status = _judge(mutant, passing, timeout, deadline)
+            status = _judge(mutant, passing, deadline)
             statuses.append(status)
             if status == "killed":
                 killed_groups.add(mutant["group"])
     with open(job["report"], "w", encoding="utf-8") as handle:
-        json.dump({"passing": passing, "statuses": statuses}, handle)
+        json.dump({"passing": list(passing), "statuses": statuses}, handle)
     return 0
 
 
@@ -57,7 +62,8 @@ def _left(deadline: float) -> float:
     return deadline - time.monotonic()
 
 
-def _judge(mutant: dict, commands: list, timeout: float, deadline: float) -> str:
+def _judge(mutant: dict, commands: dict, deadline: float) -> str:
+    """The mutant's status: the ``commands`` (each with its time) run on it until one fails."""
     path = mutant["file"]
     with open(path, "rb") as handle:
         original = handle.read()
@@ -67,7 +73,7 @@ def _judge(mutant: dict, commands: list, timeout: float, deadline: float) -> str
     try:
         with open(path, "w", encoding="utf-8", newline="") as handle:
             handle.write(mutated)
-        for command in commands:
+        for command, timeout in commands.items():
             outcome = _run(command, min(timeout, max(_left(deadline), 1.0)))
             if outcome != "passed":
                 return outcome
