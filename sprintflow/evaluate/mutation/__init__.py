@@ -156,13 +156,15 @@ def _judged_by_held_out(tool: MutationTool, run: ToolRun, mutants: list[MutantRe
     budget, but never less than a clean run and a mutant's run. Tools whose report cannot say
     (:meth:`MutationTool.edits` empty) leave their survivors as they are."""
     held_out = run.commands[1:]
-    if not held_out:
-        return mutants
     tested = {(m.file, m.function) for m in mutants if m.status == "killed"}
-    edits = tool.edits(run) if any(m.status == "survived" and (m.file, m.function) not in tested
-                                   for m in mutants) else []
-    chosen = [(index, edit) for index, (mutant, edit) in enumerate(zip(mutants, edits, strict=False))
-              if edit is not None and mutant.status == "survived" and (mutant.file, mutant.function) not in tested]
+
+    def in_question(mutant: MutantRecord) -> bool:
+        return mutant.status == "survived" and (mutant.file, mutant.function) not in tested
+
+    if not held_out or not any(map(in_question, mutants)):
+        return mutants
+    chosen = [(index, edit) for index, (mutant, edit) in enumerate(zip(mutants, tool.edits(run), strict=False))
+              if edit is not None and in_question(mutant)]
     if not chosen:
         return mutants
     budget = max(seconds_left, 2 * run.mutant_timeout * len(held_out))

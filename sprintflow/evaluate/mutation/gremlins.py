@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -96,8 +97,8 @@ class Gremlins(MutationTool):
     def edits(self, run: ToolRun) -> list[SourceEdit | None]:
         """Each mutant as the token gremlins wrote in place of the one at its position (its report names
         only the mutator: :func:`token_edit`)."""
-        sources: dict[str, str] = {}
-        return [token_edit(sources.setdefault(m.file, _source(run.layer, m.file)), m.file, m.line, column, m.operator)
+        source = functools.cache(lambda rel: _source(run.layer, rel))
+        return [token_edit(source(m.file), m.file, m.line, column, m.operator)
                 for m, column in _read(run.layer, self._mutated(run))[1]]
 
     @staticmethod
