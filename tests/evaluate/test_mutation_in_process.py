@@ -92,6 +92,13 @@ def _run(root: Path, command: str, *, max_mutants: int = 40, timeout: float = 60
     return json.loads((root / "report.json").read_text())
 
 
+def _in_process(root: Path, report: dict) -> dict:
+    """What the one pytest process said of each mutant it judged, by (line, operator, function)."""
+    statuses = json.loads((root / "in-process.json").read_text())["statuses"]
+    return {(m["line"], m["operator"], m["function"]): statuses[str(index)]
+            for index, m in enumerate(report["mutants"]) if str(index) in statuses}
+
+
 def _verdicts(report: dict) -> dict:
     return {(m["line"], m["operator"], m["function"]): m["status"] for m in report["mutants"]}
 
@@ -101,6 +108,7 @@ def both(tmp_path_factory):
     """The same mutants judged both ways, once."""
     root = _project(tmp_path_factory.mktemp("pkg"))
     fast = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=16)
+    fast["judgedInProcess"] = _in_process(root, fast)
     # Blocking the plugin by name leaves the runner only cosmic-ray's own way.
     slow = _run(root, "python3 -m pytest -q -p no:cacheprovider -p no:sprintflow_mutants", max_mutants=16)
     source = (root / "src/pkg/__init__.py").read_text()
@@ -139,6 +147,38 @@ def test_what_no_function_holds_and_what_another_process_runs_are_judged_too(bot
     assert {s for (line, _, _), s in verdicts.items() if line == 20} == {"killed"}
     # The comprehension's mutants are patched in through its method.
     assert "killed" in {s for (line, _, f), s in verdicts.items() if line == 12}
+
+
+def test_a_mutant_runs_only_the_tests_that_reach_its_function(tmp_path):
+    # The clean run maps each test to the functions it calls, its tests dealt out among forks side by
+    # side. Each test notes whether the file holds a mutant of the other function when it runs: with
+    # every mutant killed by the first test that reaches it, a test never sees the other's mutants.
+    source = "def a(x):\n    return x + 1\n\n\ndef b(x):\n    return x * 3\n"
+    note = ("import pathlib\n\nimport pkg\n\n\ndef _note(name):\n    text = pathlib.Path(pkg.__file__).read_text()\n"
+            "    with open('runs.log', 'a') as log:\n        log.write(f\"{name} {'return x + 1' in text} "
+            "{'return x * 3' in text}\\n\")\n\n\n")
+    tests = note + "".join(f"def test_{f}{n}():\n    _note('{f}')\n    assert pkg.{f}(2) == {v}\n\n\n"
+                           for n in (1, 2) for f, v in (("a", 3), ("b", 6)))
+    root = _project(tmp_path, tests)
+    (root / "src/pkg/__init__.py").write_text(source)
+    report = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=12)
+    assert report["inProcess"] == "judged" and set(_in_process(root, report).values()) == {"killed"}
+    runs = [line.split() for line in (root / "runs.log").read_text().splitlines()]
+    assert [r for r in runs if r[0] == "a" and r[2] == "False"] == []  # test_a* never ran on b's mutants
+    assert [r for r in runs if r[0] == "b" and r[1] == "False"] == []
+    assert {r[0] for r in runs if "False" in r} == {"a", "b"}  # and each ran on its own
+
+
+def test_tests_that_need_the_one_before_them_are_mapped_in_one_run(tmp_path):
+    # Run apart (the clean run's forks side by side), the second test fails: the tests run again in
+    # one fork, in their order, and the mutants are still judged in the process.
+    tests = ("from pkg import scale\n\nSEEN = []\n\n\ndef test_first():\n    SEEN.append(scale(3))\n\n\n"
+             "def test_second():\n    assert SEEN == [6]\n\n\ndef test_third():\n    assert scale(1) == 0\n\n\n"
+             "def test_fourth():\n    assert SEEN == [6]\n")
+    root = _project(tmp_path, tests)
+    report = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=10)
+    assert report["inProcess"] == "judged"
+    assert {s for (_, _, f), s in _in_process(root, report).items() if f == "scale"} == {"killed"}
 
 
 def test_a_mutant_that_never_ends_is_a_timeout_and_the_source_is_restored(tmp_path):

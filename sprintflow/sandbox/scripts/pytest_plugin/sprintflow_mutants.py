@@ -6,9 +6,10 @@ the runner's job it replaces pytest's run loop:
 
 0. the files tests were collected from are written to the job's ``collected``, and the mutants the
    runner then chose (of the other changed files) are read from its ``mutants``;
-1. a *clean* child (a fork of the collected session) runs every collected test on the unmutated
-   code, recording which functions of the changed files each test calls; unless all pass, no
-   mutant is judged here (the runner then runs the test command per mutant instead);
+1. *clean* children (forks of the collected session, one per core, the tests dealt out among them in
+   turn; all in one child again when a part fails) run every collected test on the unmutated code,
+   recording which functions of the changed files each test calls; unless all pass, no mutant is
+   judged here (the runner then runs the test command per mutant instead);
 2. per mutant, the mutated file is written (for any process the tests start), and a child patches
    the code objects of the functions the mutant changed into the functions already in memory, then
    runs the tests that called them until one fails: killed. Past its deadline the child is killed:
@@ -120,10 +121,11 @@ def _judge(session, job, report):
         return
     deadline = time.monotonic() + float(job["budget"])
     changed = {str(Path(rel).resolve()): rel for rel in job["files"]}
-    calls = _clean_run(items, changed, job, deadline)
-    if isinstance(calls, str):
-        report["clean"] = calls
+    clean = _clean_run(items, changed, job, deadline)
+    if isinstance(clean, str):
+        report["clean"] = clean
         return
+    calls, parts = clean
     functions, statuses = _functions_in_memory(changed), report["statuses"]
     killed, survivors = set(), []
     for mutant in job["mutants"]:
@@ -134,41 +136,73 @@ def _judge(session, job, report):
             statuses[str(mutant["id"])] = "unpatched"
             continue
         reached = [item for item, called in zip(items, calls, strict=True) if prepared[1] in called]
-        status = _run_mutant(mutant, prepared, reached, job, deadline) if reached else "survived"
+        status = _run_mutant(mutant, prepared, [reached], job, deadline) if reached else "survived"
         statuses[str(mutant["id"])] = status
         if status == "killed":
             killed.add(prepared[1])
         elif status == "survived":
             survivors.append((mutant, prepared))
     # A function none of whose mutants the tests that call it killed: the other tests get their turn
-    # with each (one may run the function in a process of its own, which reads the mutant on disk).
+    # with each (one may run the function in a process of its own, which reads the mutant on disk), in
+    # the parts the clean run passed in side by side, so no failure there comes of running them so.
     for mutant, prepared in survivors:
-        others = [item for item, called in zip(items, calls, strict=True) if prepared[1] not in called]
-        if prepared[1] not in killed and others and time.monotonic() < deadline:
-            statuses[str(mutant["id"])] = _run_mutant(mutant, prepared, others, job, deadline)
+        others = [[items[i] for i in part if prepared[1] not in calls[i]] for part in parts]
+        if prepared[1] not in killed and any(others) and time.monotonic() < deadline:
+            statuses[str(mutant["id"])] = _run_mutant(mutant, prepared, [o for o in others if o], job, deadline)
 
 
 def _clean_run(items, changed, job, deadline):
-    """Which changed functions each test calls (a list per item), or why the clean run did not pass."""
+    """Which changed functions each test calls (a set per item) and the parts (item indexes) the
+    tests passed in, or why the clean run did not pass.
+
+    The tests run in parts, a fork each, side by side on the cores there are (the clean run costs as
+    much as the tests themselves, and every mutant waits for it). A part that fails there (a
+    test that needs one before it, two parts on one port) proves nothing against the code: the tests
+    then run again in one fork, in their order, and only that run can say they do not pass."""
+    parts = _parts(len(items))
+    if len(parts) > 1 and not isinstance(calls := _clean_parts(items, parts, changed, job, deadline), str):
+        return calls, parts
+    calls = _clean_parts(items, [range(len(items))], changed, job, deadline)
+    return calls if isinstance(calls, str) else (calls, [range(len(items))])
+
+
+def _parts(count):
+    """The item indexes dealt out in turn to one part per usable core (at most four, none of fewer than
+    two items), so a file of slow tests is shared out as well as the rest."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    number = max(1, min(cores, 4, count // 2))
+    return [range(first, count, number) for first in range(number)]
+
+
+def _clean_parts(items, parts, changed, job, deadline):
     out = Path(job["report"]).with_suffix(".calls.json")
 
-    def child():
-        calls = [set() for _ in items]
-        current = [None]
-        sys.setprofile(_recorder(changed, lambda: current[0]))
-        for index, item in enumerate(items):
-            current[0] = calls[index]
-            if not _passes(item, items[index + 1] if index + 1 < len(items) else None):
-                return _FAILED
-        sys.setprofile(None)
-        _write(str(out), [sorted(map(list, c)) for c in calls])
-        return _PASSED
+    def child(part, path):
+        def body():
+            calls = [set() for _ in part]
+            current = [None]
+            sys.setprofile(_recorder(changed, lambda: current[0]))
+            for slot, index in enumerate(part):
+                current[0] = calls[slot]
+                if not _passes(items[index], items[part[slot + 1]] if slot + 1 < len(part) else None):
+                    return _FAILED
+            sys.setprofile(None)
+            _write(str(path), [sorted(map(list, c)) for c in calls])
+            return _PASSED
+        return body
 
-    status = _in_child(child, min(float(job["cleanTimeout"]), max(1.0, deadline - time.monotonic())))
-    if status != "survived" or not out.is_file():
+    paths = [out.with_suffix(f".{number}.json") for number in range(len(parts))]
+    timeout = min(float(job["cleanTimeout"]), max(1.0, deadline - time.monotonic()))
+    statuses = _in_children([child(part, path) for part, path in zip(parts, paths, strict=True)], timeout)
+    failed = next((status for status in statuses if status != "survived"), None)
+    if failed is not None or not all(path.is_file() for path in paths):
         return {"killed": "the tests do not all pass when run here", "timeout": "the tests ran out of time"
-                }.get(status, "the tests could not run here")
-    return [{tuple(key) for key in c} for c in json.loads(out.read_text(encoding="utf-8"))]
+                }.get(failed or "", "the tests could not run here")
+    calls = [set() for _ in items]
+    for part, path in zip(parts, paths, strict=True):
+        for index, called in zip(part, json.loads(path.read_text(encoding="utf-8")), strict=True):
+            calls[index] = {tuple(key) for key in called}
+    return calls
 
 
 def _prepared(mutant, functions):
@@ -184,26 +218,32 @@ def _prepared(mutant, functions):
     return (path, innermost, patches) if patches else None
 
 
-def _run_mutant(mutant, prepared, tests, job, deadline):
+def _run_mutant(mutant, prepared, groups, job, deadline):
+    """The mutant's status when each group of tests runs against it in a child of its own, side by side:
+    killed when a test of any group failed."""
     path, _, patches = prepared
 
-    def child():
-        try:
-            for function, code in patches:
-                function.__code__ = code
-        except ValueError:  # the mutant changed what the function closes over
-            return _UNPATCHED
-        for index, item in enumerate(tests):
-            if not _passes(item, tests[index + 1] if index + 1 < len(tests) else None):
-                return _FAILED
-        return _PASSED
+    def child(tests):
+        def body():
+            try:
+                for function, code in patches:
+                    function.__code__ = code
+            except ValueError:  # the mutant changed what the function closes over
+                return _UNPATCHED
+            for index, item in enumerate(tests):
+                if not _passes(item, tests[index + 1] if index + 1 < len(tests) else None):
+                    return _FAILED
+            return _PASSED
+        return body
 
     original = path.read_text(encoding="utf-8")
     path.write_text(mutant["source"], encoding="utf-8")
     try:
-        return _in_child(child, min(float(job["mutantTimeout"]), max(0.5, deadline - time.monotonic())))
+        statuses = _in_children([child(tests) for tests in groups],
+                                min(float(job["mutantTimeout"]), max(0.5, deadline - time.monotonic())))
     finally:
         path.write_text(original, encoding="utf-8")
+    return next(s for s in ("killed", "timeout", "unpatched", "error", "survived") if s in statuses)
 
 
 def _passes(item, nextitem):
@@ -217,11 +257,30 @@ def _no_repr(excinfo, style=None):
     return "failed"
 
 
-def _in_child(body, timeout):
-    """Run ``body`` in a fork of this process: "survived" (the tests passed), "killed" (one failed, or
-    the child died), "timeout", "unpatched" or "error"."""
+def _in_children(bodies, timeout):
+    """Run each of ``bodies`` in a fork of this process, all at once; the status of each: "survived" (the
+    tests passed), "killed" (one failed, or the child died), "timeout", "unpatched" or "error"."""
     sys.stdout.flush()
     sys.stderr.flush()
+    pids = [_fork(body) for body in bodies]
+    statuses = {}
+    ends = time.monotonic() + timeout
+    while len(statuses) < len(pids):
+        for pid in pids:
+            if pid not in statuses and (ended := os.waitpid(pid, os.WNOHANG))[0]:
+                status = ended[1]
+                statuses[pid] = _STATUS.get(os.WEXITSTATUS(status), "killed") if os.WIFEXITED(status) else "killed"
+        if len(statuses) < len(pids) and time.monotonic() > ends:
+            for pid in pids:
+                if pid not in statuses:
+                    _kill(pid)
+                    statuses[pid] = "timeout"
+        if len(statuses) < len(pids):
+            time.sleep(_POLL_S)
+    return [statuses[pid] for pid in pids]
+
+
+def _fork(body):
     pid = os.fork()
     if pid == 0:
         code = _BROKE  # our harness failed, not a test: no verdict either way
@@ -233,20 +292,16 @@ def _in_child(body, timeout):
             code = body()
         finally:
             os._exit(code)
-    ends = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return _STATUS.get(os.WEXITSTATUS(status), "killed") if os.WIFEXITED(status) else "killed"
-        if time.monotonic() > ends:
-            for kill in (os.killpg, os.kill):
-                try:
-                    kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(_POLL_S)
+    return pid
+
+
+def _kill(pid):
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    os.waitpid(pid, 0)
 
 
 def _changed_code(original, mutated, filename):
