@@ -160,10 +160,9 @@ def _clean_run(items, changed, job, deadline):
     test that needs one before it, two parts on one port) proves nothing against the code: the tests
     then run again in one fork, in their order, and only that run can say they do not pass."""
     parts = _parts(len(items))
-    if len(parts) > 1 and not isinstance(calls := _clean_parts(items, parts, changed, job, deadline), str):
-        return calls, parts
-    calls = _clean_parts(items, [range(len(items))], changed, job, deadline)
-    return calls if isinstance(calls, str) else (calls, [range(len(items))])
+    if len(parts) > 1 and not isinstance(clean := _clean_parts(items, parts, changed, job, deadline), str):
+        return clean
+    return _clean_parts(items, [range(len(items))], changed, job, deadline)
 
 
 def _parts(count):
@@ -175,6 +174,7 @@ def _parts(count):
 
 
 def _clean_parts(items, parts, changed, job, deadline):
+    """The clean run of ``parts`` side by side: the calls of each test and the parts, or why not."""
     out = Path(job["report"]).with_suffix(".calls.json")
 
     def child(part, path):
@@ -202,7 +202,7 @@ def _clean_parts(items, parts, changed, job, deadline):
     for part, path in zip(parts, paths, strict=True):
         for index, called in zip(part, json.loads(path.read_text(encoding="utf-8")), strict=True):
             calls[index] = {tuple(key) for key in called}
-    return calls
+    return calls, parts
 
 
 def _prepared(mutant, functions):
