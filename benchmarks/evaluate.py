@@ -10,7 +10,8 @@
    and beside a 200 MB node_modules (target <= 1.15), and the time to build the judged tree of a
    20,000-file project (target <= 1 s);
 5. the mutation check of a tested change of 10 and of 50 lines, on the Python and the TypeScript
-   example, / the unit-test strategy's own run (target <= 1.0), with the kill rate;
+   example, and of a 10-line request handler the Python example's tests serve from a thread, / the
+   unit-test strategy's own run (target <= 1.0), with the kill rate;
 6. a sprint's second iteration (a one-line change, dependencies unchanged), on the Python and the
    TypeScript example, local and Docker: evaluate / the same commands run one after another in a
    developer's warm shell after the same change (target <= 1.2), and / the longest of those warm
@@ -334,6 +335,24 @@ def _python_change(workspace: Path, lines: int) -> None:
     (workspace / "tests/test_extra.py").write_text("".join(tests))
 
 
+def _python_handler_change(workspace: Path, lines: int) -> None:
+    """About 10 new lines of a request handler, tested through the example's server, which its tests run
+    in a thread of their own (``lines`` is not used: one handler)."""
+    server, tests = workspace / "src/todo_api/server.py", workspace / "tests/test_api.py"
+    handler = ('\n\ndef count_todos(store: TodoStore, body: Any) -> Reply:\n    items = store.items()\n'
+               '    long = [todo for todo in items if len(todo.title) > 3]\n    if not items:\n'
+               '        return HTTPStatus.OK, {"count": 0, "long": 0}\n'
+               '    return HTTPStatus.OK, {"count": len(items), "long": len(long)}\n')
+    route = '    ("GET", "/todos"): list_todos,\n'
+    text = server.read_text().replace("\n\nROUTES", handler + "\n\nROUTES", 1)
+    server.write_text(text.replace(route, route + '    ("GET", "/todos/count"): count_todos,\n', 1))
+    tests.write_text(tests.read_text() + '\n\ndef test_count_counts_todos_and_long_ones(api: TodoServer) -> None:\n'
+                     '    assert call(api, "GET", "/todos/count") == (200, {"count": 0, "long": 0})\n'
+                     '    call(api, "POST", "/todos", {"title": "abcd"})\n'
+                     '    call(api, "POST", "/todos", {"title": "abc"})\n'
+                     '    assert call(api, "GET", "/todos/count") == (200, {"count": 2, "long": 1})\n')
+
+
 def _ts_change(workspace: Path, lines: int) -> None:
     """The same in TypeScript, tested with vitest."""
     source, names, tests = [], [], []
@@ -349,7 +368,11 @@ def _ts_change(workspace: Path, lines: int) -> None:
         + "".join(tests))
 
 
-def _measure_change(work: Path, example: str, lines: int):
+CHANGES = {"python-api": _python_change, "python-api handler": _python_handler_change, "ts-app": _ts_change}
+"""The changes measured, by name: the example is the name's first word."""
+
+
+def _measure_change(work: Path, change: str, lines: int):
     """The unit-test strategy's own run and the mutation check of a fresh change, on one judged tree."""
     from dataclasses import replace
 
@@ -364,14 +387,15 @@ def _measure_change(work: Path, example: str, lines: int):
     from sprintflow.sandbox.executors import CommandSpec, LocalExecutor
     from sprintflow.schemas import StrategyType
 
-    workspace = _fresh_copy(example, work / f"mutation-{example}-{lines}")
+    example = change.split()[0]
+    workspace = _fresh_copy(example, work / f"mutation-{change.replace(' ', '-')}-{lines}")
     contract = str(next((workspace / ".sprintflow" / "contracts").glob("*.json")))
     _, project, strategies = load_inputs(workspace, contract)
     unit = next(s for s in strategies if s.type is StrategyType.unit_test)
     plugin = strategy_for(unit, project)
     store = WorkspaceStore(workspace)
     pin_baseline(store, "pin-bench")
-    (_python_change if example == "python-api" else _ts_change)(workspace, lines)
+    CHANGES[change](workspace, lines)
     snapshot = store.scan()
     tree = replace(store.materialize(snapshot.manifest, snapshot.dependencies), pin_id="pin-bench")
     command, spec = plugin.command() or "", plugin.report_spec(tree.root)
@@ -396,17 +420,17 @@ def _measure_change(work: Path, example: str, lines: int):
 def _mutation_cost(work: Path) -> None:
     os.environ["SPRINTFLOW_JUDGE_HOME"] = str(work / "judge")  # the benchmark's baselines, not the user's
     print("5. the mutation check of a tested change / the unit-test run (default settings: at most 16 mutants, 120 s)")
-    for example in ("python-api", "ts-app"):
-        for lines in (10, 50):
-            unit_s, mutation = _measure_change(work, example, lines)
-            if mutation is None or mutation.duration_ms is None:
-                why = mutation.reason if mutation else "no change"
-                print(f"   {example:<10} {lines:>2} lines: not measured ({why})")
-                continue
-            seconds = mutation.duration_ms / 1000
-            print(f"   {example:<10} {lines:>2} lines: unit-test {unit_s:5.2f} s, mutation {seconds:6.2f} s, "
-                  f"ratio {seconds / unit_s:5.2f} (target <= 1.0); {mutation.tool}: killed {mutation.killed} of "
-                  f"{mutation.mutants} (kill rate {mutation.kill_rate}), {mutation.not_run} not run")
+    for change, lines in (("python-api", 10), ("python-api", 50), ("python-api handler", 10), ("ts-app", 10),
+                          ("ts-app", 50)):
+        unit_s, mutation = _measure_change(work, change, lines)
+        if mutation is None or mutation.duration_ms is None:
+            why = mutation.reason if mutation else "no change"
+            print(f"   {change:<18} {lines:>2} lines: not measured ({why})")
+            continue
+        seconds = mutation.duration_ms / 1000
+        print(f"   {change:<18} {lines:>2} lines: unit-test {unit_s:5.2f} s, mutation {seconds:6.2f} s, "
+              f"ratio {seconds / unit_s:5.2f} (target <= 1.0); {mutation.tool}: killed {mutation.killed} of "
+              f"{mutation.mutants} (kill rate {mutation.kill_rate}), {mutation.not_run} not run")
 
 
 if __name__ == "__main__":

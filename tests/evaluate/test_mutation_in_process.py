@@ -149,24 +149,66 @@ def test_what_no_function_holds_and_what_another_process_runs_are_judged_too(bot
     assert "killed" in {s for (line, _, f), s in verdicts.items() if line == 12}
 
 
-def test_a_mutant_runs_only_the_tests_that_reach_its_function(tmp_path):
-    # The clean run maps each test to the functions it calls, its tests dealt out among forks side by
-    # side. Each test notes whether the file holds a mutant of the other function when it runs: with
-    # every mutant killed by the first test that reaches it, a test never sees the other's mutants.
-    source = "def a(x):\n    return x + 1\n\n\ndef b(x):\n    return x * 3\n"
-    note = ("import pathlib\n\nimport pkg\n\n\ndef _note(name):\n    text = pathlib.Path(pkg.__file__).read_text()\n"
-            "    with open('runs.log', 'a') as log:\n        log.write(f\"{name} {'return x + 1' in text} "
-            "{'return x * 3' in text}\\n\")\n\n\n")
-    tests = note + "".join(f"def test_{f}{n}():\n    _note('{f}')\n    assert pkg.{f}(2) == {v}\n\n\n"
-                           for n in (1, 2) for f, v in (("a", 3), ("b", 6)))
-    root = _project(tmp_path, tests)
-    (root / "src/pkg/__init__.py").write_text(source)
+NOTE = ("import pathlib\n\nimport pkg\n\n\ndef _note(name):\n    text = pathlib.Path(pkg.__file__).read_text()\n"
+        "    with open('runs.log', 'a') as log:\n        log.write(f\"{name} {'return x + 1' in text} "
+        "{'return x * 3' in text}\\n\")\n\n\n")
+"""Test code: ``_note(name)`` writes to runs.log the test's name (a or b) and whether the file holds
+each function as written (False: one of its mutants)."""
+
+
+def _each_ran_on_its_own_mutants_only(root: Path) -> None:
+    """The tests of ``root`` (NOTE's, test_a* calling ``a``, test_b* ``b``) killed every mutant of the
+    two functions, and each ran on its own function's mutants, never on the other's."""
+    (root / "src/pkg/__init__.py").write_text("def a(x):\n    return x + 1\n\n\ndef b(x):\n    return x * 3\n")
     report = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=12)
     assert report["inProcess"] == "judged" and set(_in_process(root, report).values()) == {"killed"}
     runs = [line.split() for line in (root / "runs.log").read_text().splitlines()]
     assert [r for r in runs if r[0] == "a" and r[2] == "False"] == []  # test_a* never ran on b's mutants
     assert [r for r in runs if r[0] == "b" and r[1] == "False"] == []
     assert {r[0] for r in runs if "False" in r} == {"a", "b"}  # and each ran on its own
+
+
+def test_a_mutant_runs_only_the_tests_that_reach_its_function(tmp_path):
+    # The clean run maps each test to the functions it calls, its tests dealt out among forks side by
+    # side. Each test notes whether the file holds a mutant of the other function when it runs: with
+    # every mutant killed by the first test that reaches it, a test never sees the other's mutants.
+    tests = NOTE + "".join(f"def test_{f}{n}():\n    _note('{f}')\n    assert pkg.{f}(2) == {v}\n\n\n"
+                           for n in (1, 2) for f, v in (("a", 3), ("b", 6)))
+    _each_ran_on_its_own_mutants_only(_project(tmp_path, tests))
+
+
+def test_a_function_a_test_runs_in_a_thread_of_its_own_is_mapped_to_that_test(tmp_path):
+    # As a test of a server runs its handlers: in a thread the test starts (a Thread, a pool). Three
+    # tests make one part, so a mutant of `a` that no test were mapped to would reach test_b first,
+    # in its order, and test_b would note it.
+    threads = ("import threading\nfrom concurrent.futures import ThreadPoolExecutor\n\n\n"
+               "def _in_thread(f, x):\n    out = []\n    thread = threading.Thread(target=lambda: out.append(f(x)))\n"
+               "    thread.start()\n    thread.join()\n    return out[0]\n\n\n")
+    tests = NOTE + threads + ("def test_b1():\n    _note('b')\n    with ThreadPoolExecutor(1) as pool:\n"
+                              "        assert pool.submit(pkg.b, 2).result() == 6\n\n\n"
+                              "def test_a():\n    _note('a')\n    assert _in_thread(pkg.a, 2) == 3\n\n\n"
+                              "def test_b2():\n    _note('b')\n    assert _in_thread(pkg.b, 1) == 3\n")
+    _each_ran_on_its_own_mutants_only(_project(tmp_path, tests))
+
+
+def test_once_a_part_kills_a_mutant_the_other_parts_are_stopped(tmp_path):
+    # The test that calls `a` checks nothing, so its mutants go to the other tests, in the clean run's
+    # parts side by side (dealt in turn: test_0 and test_2, test_1 and test_3): test_2 kills at once in
+    # a process of its own, test_3 is slow. The slow test must not finish on a mutant: its part was
+    # stopped. (On one core the parts are one, and test_2 kills before test_3 starts.)
+    tests = ("import os\nimport pathlib\nimport subprocess\nimport sys\nimport time\n\nimport pkg\n\n\n"
+             "def test_0():\n    pkg.a(2)\n\n\n"
+             "def test_1():\n    pass\n\n\n"
+             "def test_2():\n    out = subprocess.run([sys.executable, '-c', 'import pkg; print(pkg.a(2))'],\n"
+             "                         env={**os.environ, 'PYTHONPATH': 'src'}, capture_output=True, text=True)\n"
+             "    assert out.stdout.strip() == '3'\n\n\n"
+             "def test_3():\n    time.sleep(3)\n    text = pathlib.Path(pkg.__file__).read_text()\n"
+             "    with open('slow.log', 'a') as log:\n        log.write(f\"{'return x + 1' in text}\\n\")\n")
+    root = _project(tmp_path, tests)
+    (root / "src/pkg/__init__.py").write_text("def a(x):\n    return x + 1\n")
+    report = _run(root, "python3 -m pytest -q -p no:cacheprovider", max_mutants=2)
+    assert report["inProcess"] == "judged" and set(_in_process(root, report).values()) == {"killed"}
+    assert (root / "slow.log").read_text().split() == ["True"]  # the clean run's, and no mutant's
 
 
 def test_tests_that_need_the_one_before_them_are_mapped_in_one_run(tmp_path):

@@ -8,13 +8,15 @@ the runner's job it replaces pytest's run loop:
    runner then chose (of the other changed files) are read from its ``mutants``;
 1. *clean* children (forks of the collected session, one per core, the tests dealt out among them in
    turn; all in one child again when a part fails) run every collected test on the unmutated code,
-   recording which functions of the changed files each test calls; unless all pass, no mutant is
-   judged here (the runner then runs the test command per mutant instead);
+   recording which functions of the changed files each test calls, in its own thread and in any it
+   starts; unless all pass, no mutant is judged here (the runner then runs the test command per
+   mutant instead);
 2. per mutant, the mutated file is written (for any process the tests start), and a child patches
    the code objects of the functions the mutant changed into the functions already in memory, then
    runs the tests that called them until one fails: killed. Past its deadline the child is killed:
    timeout. A function none of whose mutants was killed so gets the other tests too (one may run
-   it in a process of its own, which reads the mutant on disk); all passing: survived. A mutant
+   it in a process of its own, which reads the mutant on disk), in the clean run's parts side by
+   side, stopped as soon as one part kills it; all passing: survived. A mutant
    outside any function (module level, a class body), or of one that ran while the tests were
    collected, cannot be patched in: ``unpatched``, left to the runner.
 
@@ -32,6 +34,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -181,11 +184,18 @@ def _clean_parts(items, parts, changed, job, deadline):
         def body():
             calls = [set() for _ in part]
             current = [None]
-            sys.setprofile(_recorder(changed, lambda: current[0]))
+            # Threads too: a test often serves the code under test from a thread of its own (an HTTP
+            # server, a worker pool). A fork holds no thread but its own, so every thread the tests
+            # start is one threading.setprofile reaches; a call seen in a thread a test left running
+            # is counted to the test then running, which only gives a mutant one more test.
+            profile = _recorder(changed, lambda: current[0])
+            sys.setprofile(profile)
+            threading.setprofile(profile)
             for slot, index in enumerate(part):
                 current[0] = calls[slot]
                 if not _passes(items[index], items[part[slot + 1]] if slot + 1 < len(part) else None):
                     return _FAILED
+            threading.setprofile(None)
             sys.setprofile(None)
             _write(str(path), [sorted(map(list, c)) for c in calls])
             return _PASSED
@@ -259,7 +269,10 @@ def _no_repr(excinfo, style=None):
 
 def _in_children(bodies, timeout):
     """Run each of ``bodies`` in a fork of this process, all at once; the status of each: "survived" (the
-    tests passed), "killed" (one failed, or the child died), "timeout", "unpatched" or "error"."""
+    tests passed), "killed" (one failed, or the child died), "timeout", "unpatched" or "error".
+
+    Once one is killed the rest are "stopped": a failure anywhere decides both a mutant (killed) and a
+    clean run (not passing side by side), so their other tests are only cost."""
     sys.stdout.flush()
     sys.stderr.flush()
     pids = [_fork(body) for body in bodies]
@@ -270,11 +283,12 @@ def _in_children(bodies, timeout):
             if pid not in statuses and (ended := os.waitpid(pid, os.WNOHANG))[0]:
                 status = ended[1]
                 statuses[pid] = _STATUS.get(os.WEXITSTATUS(status), "killed") if os.WIFEXITED(status) else "killed"
-        if len(statuses) < len(pids) and time.monotonic() > ends:
-            for pid in pids:
-                if pid not in statuses:
-                    _kill(pid)
-                    statuses[pid] = "timeout"
+        running = [pid for pid in pids if pid not in statuses]
+        if running and ("killed" in statuses.values() or time.monotonic() > ends):
+            status = "stopped" if "killed" in statuses.values() else "timeout"
+            for pid in running:
+                _kill(pid)
+                statuses[pid] = status
         if len(statuses) < len(pids):
             time.sleep(_POLL_S)
     return [statuses[pid] for pid in pids]
