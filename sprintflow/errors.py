@@ -14,7 +14,8 @@
     ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
     ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
     │   ├── ExecutorUnavailable           the only errors Prefect is allowed to retry
-    │   └── EngineUnavailable             an engine the shell could not start (not found, not executable)
+    │   ├── EngineUnavailable             an engine the shell could not start (not found, not executable)
+    │   └── OutOfMemory                   the process ran out of memory (the machine's or its limit)
     ├── ReportError              exit 3   a tool's report could not be read, so nothing was judged
     └── TestRunCrashed           exit 3   a test run crashed before it could judge the code
 
@@ -25,6 +26,7 @@ a ``SprintflowError`` is a bug in sprintflow and keeps its traceback.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "ExecutorUnavailable",
     "InfrastructureError",
     "InputError",
+    "OutOfMemory",
     "OutsideWorkspace",
     "Problem",
     "ReportError",
@@ -148,6 +151,38 @@ class ExecutorUnavailable(InfrastructureError):
 class EngineUnavailable(InfrastructureError):
     """An engine command the shell could not start (exit 127 not found, 126 not executable): no verdict on
     the code, and no iteration spent."""
+
+
+class OutOfMemory(InfrastructureError):
+    """The process ran out of memory: the machine's, or the limit it runs under (``ulimit -v``, a
+    container's). Not a bug, so no traceback: :meth:`of` tells it from the errors the libraries raise.
+
+    Example:
+        >>> str(OutOfMemory.of(MemoryError("malloc of size 268435456 failed"))).split(": ")[0]
+        'out of memory (malloc of size 268435456 failed)'
+        >>> OutOfMemory.of(ValueError("x")) is None
+        True
+    """
+
+    @classmethod
+    def of(cls, exc: BaseException) -> OutOfMemory | None:
+        """``exc`` as an OutOfMemory when it says the process ran out: Python's, Arrow's and numpy's
+        MemoryError, DuckDB's out-of-memory error, or the forms an address-space limit takes elsewhere (a
+        library the loader could not map at import, a thread whose stack could not be had); None for
+        anything else."""
+        duckdb = sys.modules.get("duckdb")  # imported only by what queries the history: never here
+        text = str(exc)
+        out = isinstance(exc, MemoryError) or (duckdb is not None and isinstance(exc, duckdb.OutOfMemoryException))
+        if not out and not any(sign in text for sign in _NO_MEMORY_SIGNS):
+            return None
+        detail = (text.strip().removeprefix("Out of Memory Error: ").splitlines() or [type(exc).__name__])[0]
+        return cls(f"out of memory ({detail}): free memory or raise this process's limit, or give it less work "
+                   "(a report: --since)")
+
+
+_NO_MEMORY_SIGNS = ("failed to map segment from shared object", "can't start new thread",
+                    "Failed to launch worker thread")
+"""What the dynamic loader, Python's threads and Arrow's say when an address-space limit refuses them."""
 
 
 class EngineError(SprintflowError):

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import click
 
-from sprintflow.errors import SprintflowError
+from sprintflow.errors import OutOfMemory, SprintflowError
 
 __all__ = ["EXIT_FAILED", "EXIT_NO_VERDICT", "EXIT_OK", "exit_with_verdict", "main", "print_error", "run_flow_here"]
 
@@ -54,6 +54,9 @@ FLOWS = {
 
 _flow_ran = False
 """Whether this process ran a flow: then it ends without the interpreter's teardown (:func:`_end`)."""
+_ran_out_of_memory = False
+"""Whether a command ran out of memory: then it ends without any teardown, where a library left short
+(DuckDB's, Arrow's threads) can crash after the one-line error (:func:`_end`)."""
 
 
 def run_flow_here(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -86,8 +89,13 @@ def _end(code: int) -> NoReturn:
     Tearing down Prefect's event-loop threads and a heap of models takes about 0.5 s
     at exit, a quarter of a cached ``sprintflow evaluate``, and keeps nothing: every
     file sprintflow writes is already atomic and fsynced. Prefect's logs and events
-    are sent and the exit handlers run first.
+    are sent and the exit handlers run first. Out of memory, it ends at once, without the exit
+    handlers either.
     """
+    if _ran_out_of_memory:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     if _flow_ran:
         from prefect.events.worker import EventsWorker
         from prefect.logging.handlers import APILogWorker
@@ -135,6 +143,13 @@ class LazyGroup(click.Group):
         except SprintflowError as exc:
             print_error(exc)
             ctx.exit(exc.exit_code)
+        except Exception as exc:  # running out of memory is the machine's limit, not a bug: no traceback
+            if (out := OutOfMemory.of(exc)) is None:
+                raise
+            global _ran_out_of_memory
+            _ran_out_of_memory = True
+            print_error(out)
+            ctx.exit(out.exit_code)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,8 +162,8 @@ def cli() -> None:
       0  pass
       1  the code under test failed
       2  usage, config or input error (the message names the file, line or JSON path)
-      3  no verdict: the environment failed (no Docker engine, an engine that cannot run)
-         or a test run crashed before it could judge anything
+      3  no verdict: the environment failed (no Docker engine, an engine that cannot run,
+         out of memory) or a test run crashed before it could judge anything
     """
 
 

@@ -164,6 +164,8 @@ class EvalTable:
             # Through Arrow: DuckDB's own DataFrame conversion takes twice as long on text columns.
             answer = self._connection.sql(sql, params=params or None).to_arrow_table()
             return _as_recorded(answer).to_pandas(strings_to_categorical=categorical)
+        except duckdb.OutOfMemoryException:
+            raise  # the machine's limit, not the query's fault (:class:`~sprintflow.errors.OutOfMemory`)
         except duckdb.Error as exc:
             raise InputError(f"history query: {str(exc).splitlines()[0]}") from None
         finally:

@@ -315,11 +315,13 @@ def write_report(report: Report, out: Path | str) -> dict[str, Path]:
     from sprintflow.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
     out = Path(out)
+    # The page first: the costliest part, and what runs out of memory, fails before any file is replaced.
+    page, summary = render_html(report), report.summary_text()
     for key, table in report.tables.items():
         arrow = pa.Table.from_pandas(table, preserve_index=False)
         atomic_write(out / "csv" / f"{key}.csv", partial(pacsv.write_csv, _csv_ready(arrow)))
         write_parquet(arrow, out / "parquet" / f"{key}.parquet")
-    atomic_write_text(out / "summary.txt", report.summary_text())
-    atomic_write_text(out / "report.html", render_html(report))
+    atomic_write_text(out / "summary.txt", summary)
+    atomic_write_text(out / "report.html", page)
     return {"html": out / "report.html", "summary": out / "summary.txt", "csv": out / "csv",
             "parquet": out / "parquet"}

@@ -144,3 +144,32 @@ def test_an_eval_result_file_that_is_not_one_stops_the_report(workspace, tmp_pat
     assert result.exit_code == 2, result.output
     assert "eval-latin1-1.json: not UTF-8: byte 0xe9" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_out_of_memory_is_one_line_exit_3_and_the_last_report_stays(workspace, full, tmp_path):
+    # Under an address-space limit (ulimit -v, a batch system's) the report runs out wherever memory is
+    # short first: the loader mapping a library, DuckDB, Arrow, numpy. Each is the machine's limit, not a
+    # bug: one line, exit 3, no traceback (nor a crash in the teardown after it), and the report already
+    # in the folder as it was. A library the C runtime aborts in (glibc's thread-local data, OpenBLAS)
+    # ends before Python can say anything: such a limit is not asserted on.
+    import functools
+    import os
+    import resource
+    import shutil
+    import subprocess
+    import sys
+
+    out = shutil.copytree(full[1], tmp_path / "out")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    codes = []
+    for mib in (400, 900, 1200):
+        before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        limit = functools.partial(resource.setrlimit, resource.RLIMIT_AS, (mib << 20, mib << 20))
+        ended = subprocess.run([sys.executable, "-m", "sprintflow", "report", str(workspace), "--out", str(out)],
+                               preexec_fn=limit, env=env, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in ended.stderr, ended.stderr
+        codes.append(ended.returncode)
+        if ended.returncode == 3:
+            assert [line[:21] for line in ended.stderr.splitlines()] == ["error: out of memory "], ended.stderr
+            assert ended.stdout == "" and {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert 3 in codes, codes

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from synthetic_history import synthetic_evals
 
-from sprintflow.errors import InputError
+from sprintflow.errors import InputError, OutOfMemory
 from sprintflow.history.dataset import EVALS, append_rows, compact, live_parts, read_table
 from sprintflow.history.query import EvalTable, history_query
 from sprintflow.history.records import record_evaluation
@@ -61,6 +61,17 @@ def test_sql_duckdb_refuses_is_one_clear_line(history):
     with pytest.raises(InputError, match=r'^history query: Binder Error: .*"nope"') as raised:
         history_query(history, "SELECT nope FROM evals")
     assert "\n" not in str(raised.value)
+
+
+def test_a_query_that_runs_out_of_memory_is_not_called_wrong_input():
+    # DuckDB's out-of-memory error is one of its errors, but the machine's limit, not the SQL's fault:
+    # it goes up as it is, for the CLI to say so (exit 3), not as an input error (exit 2).
+    table = EvalTable.of(pd.DataFrame({"kind": ["strategy"], "result": ["pass"]}))
+    table._connection.execute("SET memory_limit = '1MB'")
+    with pytest.raises(Exception) as raised:
+        table.query("SELECT list(i) AS numbers FROM range(3000000) r(i)")
+    assert not isinstance(raised.value, InputError)
+    assert str(OutOfMemory.of(raised.value)).startswith("out of memory (failed to allocate ")
 
 
 def test_the_analytics_over_the_files_answer_as_over_the_loaded_rows(history):
