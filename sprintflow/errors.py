@@ -21,7 +21,8 @@
 
 Exit codes everywhere: 0 pass, 1 the code under test failed (a verdict, never an
 error), 2 the input is wrong, 3 no verdict could be reached. Anything that is not
-a ``SprintflowError`` is a bug in sprintflow and keeps its traceback.
+a ``SprintflowError`` is a bug in sprintflow and keeps its traceback, except running
+out of memory, which the CLI says as an ``OutOfMemory`` (:meth:`OutOfMemory.of`).
 """
 
 from __future__ import annotations
