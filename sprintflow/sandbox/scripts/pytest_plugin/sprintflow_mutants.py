@@ -286,9 +286,9 @@ def _in_children(bodies, timeout):
             if pid not in statuses and (ended := os.waitpid(pid, os.WNOHANG))[0]:
                 status = ended[1]
                 statuses[pid] = _STATUS.get(os.WEXITSTATUS(status), "killed") if os.WIFEXITED(status) else "killed"
-        running = [pid for pid in pids if pid not in statuses]
-        if running and ("killed" in statuses.values() or time.monotonic() > ends):
-            status = "stopped" if "killed" in statuses.values() else "timeout"
+        running, killed = [pid for pid in pids if pid not in statuses], "killed" in statuses.values()
+        if running and (killed or time.monotonic() > ends):
+            status = "stopped" if killed else "timeout"
             for pid in running:
                 _kill(pid)
                 statuses[pid] = status
