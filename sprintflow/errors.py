@@ -14,6 +14,7 @@
     ├── EngineError              exit 2   an engine's answers were unusable every time (malformed input)
     ├── InfrastructureError      exit 3   the machinery failed, not the code under test (no verdict);
     │   ├── ExecutorUnavailable           the only errors Prefect is allowed to retry
+    │   ├── ContainmentFailed             a contained command's view could not be built: it never ran
     │   ├── EngineUnavailable             an engine the shell could not start (not found, not executable)
     │   └── OutOfMemory                   the process ran out of memory (the machine's or its limit)
     ├── ReportError              exit 3   a tool's report could not be read, so nothing was judged
@@ -34,6 +35,7 @@ __all__ = [
     "ConditionUndecidable",
     "EngineUnavailable",
     "ConfigError",
+    "ContainmentFailed",
     "DiskFull",
     "DocumentError",
     "EngineError",
@@ -147,6 +149,12 @@ class DiskFull(InfrastructureError, OSError):
 
 class ExecutorUnavailable(InfrastructureError):
     """The requested executor cannot run here (no Docker engine, no image)."""
+
+
+class ContainmentFailed(InfrastructureError):
+    """A contained command's view could not be built (a mount refused), so the command never ran: the
+    machine's failure, whatever the command was. No verdict rather than a failure blamed on the code;
+    Prefect retries it as any machinery failure."""
 
 
 class EngineUnavailable(InfrastructureError):

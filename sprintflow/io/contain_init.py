@@ -71,21 +71,39 @@ def _unescape(field: str) -> str:
     return os.fsdecode(field.encode().decode("unicode_escape").encode("latin-1"))
 
 
-def read_only_everywhere() -> None:
+def _writable_mounts() -> list[tuple[str, int]]:
+    """Each writable mount point outside ``UNTOUCHED``, with the flags that make it read-only."""
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
         mounts = [line.split() for line in handle]
+    writable = []
     for fields in mounts:
-        point = _unescape(fields[4])
-        if any(point == top or point.startswith(top + "/") for top in UNTOUCHED):
+        point, options = _unescape(fields[4]), fields[5].split(",")
+        if "ro" in options or any(point == top or point.startswith(top + "/") for top in UNTOUCHED):
             continue
         flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for option in fields[5].split(","):
+        for option in options:
             flags |= _KEPT_FLAGS.get(option, 0)
+        writable.append((point, flags))
+    return writable
+
+
+def read_only_everywhere() -> None:
+    """Remount every writable mount read-only; a failure counts only if the mount is still there after.
+
+    The namespace is a copy of the machine's, taken while other evaluations mount and remove their
+    views: removing a mount point's folder in another namespace detaches its copy here, at any
+    moment (and the folder can outlive it for a while). So the first pass lets failures go, and
+    a second reading of mountinfo says which mounts are still writable: remounting those again
+    fails for a reason that is real.
+    """
+    for point, flags in _writable_mounts():
         try:
             mount(None, point, None, flags)
         except SetupFailed:
-            if os.path.exists(point):  # a mount point that vanished is no way out; any other failure is
-                raise
+            pass  # judged by the second reading
+    for point, flags in _writable_mounts():
+        if os.path.exists(point):  # one no path leads to (its folder was removed) is no way out
+            mount(None, point, None, flags)
 
 
 def private_tmp_and_dev() -> None:

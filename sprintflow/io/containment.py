@@ -112,8 +112,11 @@ def _prefix() -> tuple[list[str], str] | tuple[None, str]:
         probe = subprocess.run(probe_argv, capture_output=True, timeout=30, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"unshare could not run: {exc}"
-    if probe.returncode != 0:
-        return None, f"unshare refused ({probe.stderr.decode(errors='replace').strip()[-300:]})"
+    refusal = probe.stderr.decode(errors="replace")
+    if probe.returncode != 0 and contain_init.SETUP_FAILED not in refusal:
+        return None, f"unshare refused ({refusal.strip()[-300:]})"
+    # The namespaces work but the view could not be built (a mount refused): that is containment
+    # broken, not unavailable. Running uncontained would fail open; every command says why instead.
     return prefix, setpriv
 
 

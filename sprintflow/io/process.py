@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from sprintflow.errors import ContainmentFailed
+
 from .containment import HIDDEN_WRITE, SETUP_FAILED, Containment, contained_argv
 from .secrets import mask_secrets, strategy_env
 
@@ -164,7 +166,8 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
     killed after the command exits too. With ``contain``, the command runs in its
     own namespaces (see :class:`~sprintflow.io.containment.Containment`): whatever it started,
     in the group or not, dies with it, and it can write nothing outside its binds. Where
-    containment is unavailable it runs as without.
+    containment is unavailable it runs as without; where its view cannot be built it does not run
+    at all (:class:`~sprintflow.errors.ContainmentFailed`).
 
     Example:
         >>> from sprintflow.io.containment import Containment
@@ -174,6 +177,7 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
         'started\\n'
     """
     shell = isinstance(command, str) if shell is None else shell
+    given = command if isinstance(command, str) else " ".join(command)
     environment = dict(env) if env is not None else strategy_env()
     if contain is not None:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) and shell else \
@@ -208,12 +212,13 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
     code = proc.returncode
     stderr, hidden_writes = _split_marked(err.text(), HIDDEN_WRITE)
     stderr, setup_failures = _split_marked(stderr, SETUP_FAILED)
+    if setup_failures:
+        raise ContainmentFailed(f"`{given}` never ran: its containment could not be built: {setup_failures[0]}")
     return CommandResult(
         exit_code=128 - code if code < 0 else code,
         stdout=out.text(), stderr=stderr, timed_out=timed_out,
         duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
         hidden_writes=hidden_writes, quiet_s=quiet_since(out, err),
-        error=f"its containment could not be built: {setup_failures[0]}" if setup_failures else None,
     )
 
 

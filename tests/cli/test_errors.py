@@ -4,6 +4,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from sprintflow.errors import (
     ConfigError,
@@ -65,6 +67,25 @@ def test_a_configured_server_that_does_not_answer_is_exit_3_in_one_line(workspac
     assert run.returncode == 3, run.stderr
     assert run.stderr.splitlines() == ["error: the Prefect server at http://127.0.0.1:9/api (PREFECT_API_URL) does "
                                        "not answer: start it, or unset PREFECT_API_URL to let sprintflow start its own"]
+    assert not (workspace / ".sprintflow" / "evals").exists()
+
+
+def test_commands_whose_containment_cannot_be_built_are_no_verdict_exit_3_never_uncontained(workspace_factory,
+                                                                                             prefect_api_url):
+    """A machine where the view cannot be built (here a Docker socket path that is a folder, which /dev/null
+    cannot cover) must neither blame the code nor run its commands uncontained: a probe that once took such
+    a failure for "no namespaces here" ran every command on the bare host."""
+    workspace = workspace_factory("python-api")
+    contract = next((workspace / ".sprintflow" / "contracts").glob("*.json"))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as socket:  # outside /tmp, which the view replaces
+        (Path(socket) / "ran").mkdir()
+        run = sprintflow("evaluate", str(workspace), "--contract", str(contract), "--executor", "local",
+                         "--no-cache", DOCKER_HOST=f"unix://{socket}/ran", PREFECT_API_URL=prefect_api_url)
+    assert run.returncode == 3, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: `") and f"never ran: its containment could not be built: mount  /dev/null on " \
+        f"{socket}/ran: Not a directory" in last, last
+    assert "Failed: NoVerdict" in run.stderr
     assert not (workspace / ".sprintflow" / "evals").exists()
 
 

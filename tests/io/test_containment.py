@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sprintflow.errors import ContainmentFailed
 from sprintflow.io.containment import Bind, Containment, containment_unavailable, own_state
 from sprintflow.io.process import run_command
 
@@ -100,11 +101,50 @@ def test_no_network_means_loopback_only(tmp_path):
     assert out.split() == ["loopback", "1"]  # lo is up, and it is the only interface
 
 
-def test_a_view_that_cannot_be_built_is_an_error_and_nothing_runs(tmp_path):
-    result = run_command(f"touch {tmp_path}/ran", cwd=tmp_path, timeout=30,
-                         contain=Containment(binds=(Bind(str(tmp_path), "/sprintflow-missing/x"),)))
-    assert result.error and "containment could not be built" in result.error
+def test_a_view_that_cannot_be_built_is_the_machines_failure_and_nothing_runs(tmp_path):
+    """Whatever the command was, it never ran: no verdict (exit 3, retried), not a failure blamed on the code."""
+    with pytest.raises(ContainmentFailed, match="never ran: its containment could not be built: bind target"):
+        run_command(f"touch {tmp_path}/ran", cwd=tmp_path, timeout=30,
+                    contain=Containment(binds=(Bind(str(tmp_path), "/sprintflow-missing/x"),)))
     assert not (tmp_path / "ran").exists()
+
+
+RACING_VIEW = """
+import ctypes, importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("contain_init", sys.argv[1])
+init = importlib.util.module_from_spec(spec); spec.loader.exec_module(init)
+base = sys.argv[2]
+for name in ("leaves", "stays"):
+    os.mkdir(f"{base}/{name}")
+    init.mount("tmpfs", f"{base}/{name}", "tmpfs", 0, "size=1m")
+libc, remount = ctypes.CDLL(None, use_errno=True), init.mount
+def racing(source, target, fstype, flags, data=None):
+    if target == f"{base}/leaves":  # another evaluation removes its view: the mount leaves, its folder stays
+        assert libc.umount2(os.fsencode(target), 0) == 0
+    remount(source, target, fstype, flags, data)
+init.mount = racing
+init.read_only_everywhere()
+print(open("/proc/self/mountinfo").read())
+"""
+
+
+def test_a_mount_that_leaves_while_the_view_is_built_is_no_failure(tmp_path):
+    """Concurrent evaluations mount and remove their views while a command's namespace is built: a mount
+    listed when the view was read can be gone when it is made read-only (an evaluation once got no
+    verdict for it). Every mount still there must end read-only, and the one that left fail nothing."""
+    from sprintflow.io import contain_init
+    from sprintflow.io.containment import _prefix
+
+    prefix, _ = _prefix()
+    assert prefix is not None
+    done = subprocess.run([*prefix, sys.executable, "-c", RACING_VIEW, contain_init.__file__, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    mounts = {fields[4]: fields[5].split(",") for fields in (line.split() for line in done.stdout.splitlines() if line)}
+    assert f"{tmp_path}/leaves" not in mounts and "ro" in mounts[f"{tmp_path}/stays"]
+    writable = [point for point, options in mounts.items()
+                if "rw" in options and not point.startswith(("/proc", "/sys", "/dev"))]
+    assert writable == []
 
 
 def test_containment_is_found_from_a_folder_under_tmp(tmp_path):
