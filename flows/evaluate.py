@@ -166,6 +166,9 @@ def evaluate_flow(workspace: str, contract: str, executor: str | None = None, us
             plan = replace(plan, references=Path(references) if references else None)
             print(f"Evaluating {plan.contract.contract_id} (iteration {plan.iteration}) of {plan.workspace} "
                   f"with {runner.describe()}: {', '.join(s.name for s in plan.strategies)}")
+            if runner.uncontained:
+                get_run_logger().warning(f"WARNING: commands run UNCONTAINED on this host ({runner.uncontained}): "
+                                         "the code under test can reach the workspace and the machine")
             before = stat_picture(plan.workspace)
             silenced = [SuppressionRecord.model_validate(s) for s in suppressions or []]
             strategies, criteria, unclaimed = _judge_in_view(plan, use_cache, silenced)

@@ -248,6 +248,9 @@ class ExecutorRecord(Document):
     """Bytes of output kept per command stream; the middle of a longer output is dropped and counted."""
     pass_env: list[str] = Field(default_factory=list)
     """Host variables passed to strategies by name, beyond the allowlist."""
+    uncontained: str | None = None
+    """Why the host's commands ran without containment (no user namespaces, no util-linux): they could
+    read and write the workspace and the rest of the machine. None: contained, or in Docker."""
 
 
 class JudgedRecord(Document):

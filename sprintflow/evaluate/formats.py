@@ -75,6 +75,8 @@ def eval_markdown(result: EvalResult) -> str:
         "",
         result.summary,
         "",
+        *([f"**Ran uncontained** ({result.executor.uncontained}): the code under test could reach the "
+           "workspace and the rest of the machine.", ""] if result.executor and result.executor.uncontained else []),
         f"**Criteria** {s.criteria_passed}/{s.criteria_total} passed · **required** "
         f"{s.required_passed}/{s.required_total} · skipped {s.criteria_skipped}",
         "",

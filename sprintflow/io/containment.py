@@ -17,7 +17,8 @@ engines, strategies with the local executor, sprintflow's own git) runs containe
 
 Built with util-linux's ``unshare`` and ``setpriv``: as root directly, otherwise in a user
 namespace. Where neither works, :func:`containment_unavailable` says why and commands run
-uncontained (every caller records that).
+uncontained (every caller records that). Where they work but a view cannot be built, the command
+does not run at all (:class:`~sprintflow.errors.ContainmentFailed`).
 
 Example:
     >>> spec = Containment(binds=(Bind("/srv/app", "/srv/app", writable=True),), hide=("/srv/app/.secrets",))

@@ -113,7 +113,12 @@ class Executor(ABC):
         """Path of a script of `sprintflow/sandbox/scripts/` as the command sees it."""
 
     def describe(self) -> str:
-        return self.kind
+        return self.kind if self.uncontained is None else f"{self.kind}, UNCONTAINED: {self.uncontained}"
+
+    @property
+    def uncontained(self) -> str | None:
+        """Why this executor's commands run without isolation from the machine; None when they have it."""
+        return None
 
     @property
     def python(self) -> str:
@@ -127,7 +132,8 @@ class Executor(ABC):
 
     def record(self, networked: list[str]) -> ExecutorRecord:
         """What the EvalResult says about where ``networked`` (strategies with network) and the rest ran."""
-        return ExecutorRecord(kind=self.kind, output_limit=self.config.output_limit, pass_env=self.config.pass_env)
+        return ExecutorRecord(kind=self.kind, output_limit=self.config.output_limit, pass_env=self.config.pass_env,
+                              uncontained=self.uncontained)
 
 
 EXECUTORS: dict[ExecutorKind, type[Executor]] = {}
@@ -179,6 +185,10 @@ class LocalExecutor(Executor):
         return run_command(spec.command, cwd=shown, timeout=spec.timeout, output_limit=self.config.output_limit,
                            env=env, contain=Containment(binds=tuple(binds), network=spec.network,
                                                         discard=tuple(discard)))
+
+    @property
+    def uncontained(self) -> str | None:
+        return containment_unavailable()
 
     def workspace_path(self, workspace: Path) -> str:
         """The workspace's own path when the tree can be shown there (contained), else the tree's."""
