@@ -2,12 +2,13 @@
 
 Everything is inline: the vega, vega-lite and vega-embed bundles (see
 :mod:`sprintflow.reporting.interactive` for why Vega-Lite), the specification with
-its day-level cubes, and the sample of evaluations the drill-down lists. The
-filter bar (dates, contract, engine, strategy, criterion, executor, rows per
-table) drives every chart and table; clicking a point or a bar lists the
-evaluations behind it, and each opens with its EvalResult summary, feedback
-items and diagnostics. The only hand-written script is that drill-down list
-(``drill.js`` beside this module): the charts are the library's.
+its day-level cubes (a long history's old days merged by week), and the sample of
+evaluations the drill-down lists. The filter bar (dates, contract, engine,
+strategy, criterion, executor, rows per table) drives every chart and table;
+clicking a point or a bar lists the evaluations behind it, and each opens with
+its EvalResult summary, feedback items and diagnostics. The only hand-written
+script is that drill-down list (``drill.js`` beside this module): the charts
+are the library's.
 
 The bundles are built once per vl-convert version and kept in the user's
 cache folder (``$XDG_CACHE_HOME/sprintflow``, else ``~/.cache/sprintflow``):
@@ -24,19 +25,25 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from sprintflow.io.files import atomic_write_text
 from sprintflow.reporting.explore.cubes import ALL, NEVER
+from sprintflow.reporting.explore.page import PageData, with_weeks_before
 from sprintflow.reporting.explore.sample import SAMPLE_PER_DAY
 from sprintflow.reporting.interactive.spec import PICKS, ROW_PICKS, page_spec
 from sprintflow.reporting.report import Report
 
-__all__ = ["PAGE_LIMIT", "render_html", "vega_bundle"]
+__all__ = ["CUBE_LIMIT", "DAYS_KEPT", "PAGE_LIMIT", "render_html", "vega_bundle"]
 
 PAGE_LIMIT = 9_500_000
 """Bytes the page should take: past this, the drill-down sample loses its oldest evaluations (and
-their details) until the page fits, and says so. The cubes are exact and never cut; they are by
-day, so they grow with the days the history spans (about 9.6 MB for 1,010 days, when no sample
-fits and the page passes this by the cubes' excess)."""
+their details) until the page fits, and says so. The cubes are never cut (see :data:`CUBE_LIMIT`)."""
+CUBE_LIMIT = PAGE_LIMIT // 2
+"""Bytes the cubes may take before their old days are merged by week (:func:`with_weeks_before`): first
+all but the last :data:`DAYS_KEPT` days, then, for a history that is still too large, every day. By day
+they grow with the days a history spans (9.6 MB for 1,010 days: no room was left for any sample)."""
+DAYS_KEPT = 183
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f}
@@ -145,6 +152,18 @@ def _side_by_side(page: Any) -> str:
             f"<th>sprints</th><th>latest verdict and feedback</th></tr></thead><tbody>{rows}</tbody></table></section>")
 
 
+def _fitting_cubes(page: PageData) -> tuple[PageData, dict[str, Any]]:
+    """``page`` and its specification, with old days merged by week until the cubes fit :data:`CUBE_LIMIT`."""
+    spec = page_spec(page)
+    last = pd.Timestamp(page.last_day) if page.last_day else None
+    for kept in (DAYS_KEPT, 0):
+        if last is None or len(_json(spec)) <= CUBE_LIMIT:
+            break
+        page = with_weeks_before(page, (last - pd.Timedelta(days=kept - 1)).strftime("%Y-%m-%d"))
+        spec = page_spec(page)
+    return page, spec
+
+
 def render_html(report: Report) -> str:
     """The whole report as one self-contained, interactive HTML document.
     """
@@ -158,7 +177,7 @@ def render_html(report: Report) -> str:
     else:
         charts = ""
         bundled = f"<script>{vega_bundle()}</script>"
-        spec = page_spec(page)
+        page, spec = _fitting_cubes(page)
         room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
         evaluations, details = _fit(page.evaluations, page.details, room)
         data = {"spec": spec, "evaluations": evaluations, "details": details}
@@ -169,6 +188,11 @@ def render_html(report: Report) -> str:
         script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
                   f"{bundled}<script>{drill}</script>")
     contracts = ""
+    if page is not None and page.weeks_before:
+        when = f"Before {html.escape(page.weeks_before)}" if page.weeks_before <= page.last_day else "Throughout"
+        contracts += (f" {when} the counts are by week (a week that spans two months "
+                      "counts in each apart), to keep the page small: a date filter there keeps or drops whole weeks, "
+                      "and a day-by-day chart shows each week on its first day. The tables in csv/ are by day.")
     if page is not None and page.totals.get("named contracts", 0) < page.totals.get("contracts", 0):
         contracts = (f" The contract filter lists the {page.totals['named contracts']:,} most recently evaluated of "
                      f"{page.totals['contracts']:,} contracts; the others are grouped as '(other contracts)'.")

@@ -16,6 +16,7 @@ from sprintflow.history.dataset import EVALS, append_rows
 from sprintflow.history.records import eval_rows
 from sprintflow.history.sources import load_history
 from sprintflow.io.layout import WorkspaceLayout
+from sprintflow.reporting.explore.page import DAILY_CUBES, SUMMED
 from sprintflow.reporting.report import build_report, write_report
 from sprintflow.schemas import EvalResult
 
@@ -334,3 +335,66 @@ def test_a_capped_flaky_test_view_says_how_many_tests_it_leaves_out(tmp_path, mo
     text = write_report(report, tmp_path / "out")["html"].read_text()
     assert (f"The flaky-test view keeps the 2 tests that flipped most of the {retested:,} re-run on unchanged "
             f"content ({retested - 2:,} left out; csv/flaky-tests.csv has them all).") in text
+
+
+def _nightly_workspace(root, days: int):
+    """Nightly sprints: two contracts evaluated every day, the shape whose cubes grow with the days."""
+    layout, rows = WorkspaceLayout(root), []
+    start = datetime(2026, 1, 1, 2, tzinfo=UTC)
+    for day in range(days):
+        for contract in range(2):
+            result = _eval_result(f"eval-{day}-{contract}", f"nightly-{contract}", 1, start + timedelta(days=day))
+            if (day + contract) % 3:
+                result = result.model_copy(update={"overall_result": "pass"})
+            rows += (eval_rows(result, workspace_hash=f"h{day}", git_sha=None, executor="local", image=None,
+                                  run_id=f"r{day}-{contract}", engine="codex" if day % 2 else "claude",
+                                  tokens=1000, cost=0.01, workspace=str(root)))
+    append_rows(layout.history_dir, EVALS, rows)
+    return root
+
+
+def _week(day: str) -> str:
+    """The first day of ``day``'s week, or of its month when the month starts later in the week."""
+    at = datetime.fromisoformat(day).date()
+    return str(max(at - timedelta(days=at.weekday()), at.replace(day=1)))
+
+
+def _sums(rows: list[dict], period) -> dict:
+    """A cube's counts summed per period (``period`` of the day) and per every other key."""
+    totals: dict = {}
+    for row in rows:
+        key = (period(row["day"]), *(value for k, value in row.items() if k not in SUMMED and k != "day"))
+        counts = [value for k, value in row.items() if k in SUMMED]
+        totals[key] = [round(a + b, 6) for a, b in zip(totals.get(key, [0] * len(counts)), counts, strict=True)]
+    return totals
+
+
+def _cubes(page: str) -> tuple[str, dict]:
+    spec = page.split('id="sprintflow-spec">', 1)[1].split("</script>", 1)[0]
+    return spec, json.loads(spec)["datasets"]
+
+
+def test_cubes_over_their_budget_merge_old_days_by_week_and_every_week_and_month_still_sums_exactly(tmp_path,
+                                                                                                     monkeypatch):
+    from sprintflow.reporting import html as page_module
+
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    workspace = _nightly_workspace(tmp_path, days=120)
+    report = build_report(load_history(workspace), workspace=str(workspace))
+    full = page_module.render_html(report)
+    spec, by_day = _cubes(full)
+    monkeypatch.setattr(page_module, "CUBE_LIMIT", len(spec) * 3 // 4)
+    monkeypatch.setattr(page_module, "DAYS_KEPT", 30)
+    merged_page = page_module.render_html(report)
+    merged_spec, merged = _cubes(merged_page)
+    kept_from = str((datetime.fromisoformat(report.page.last_day) - timedelta(days=29)).date())
+    assert f"Before {kept_from} the counts are by week" in merged_page and "counts are by week" not in full
+    assert len(merged_spec) <= page_module.CUBE_LIMIT and merged["scores"] == by_day["scores"]
+    assert all(by_day[name] for name in ("outcomes", "greens", "activity", "coverage"))
+    for name in DAILY_CUBES:
+        assert _sums(merged[name], _week) == _sums(by_day[name], _week), name
+        assert _sums(merged[name], lambda day: day[:7]) == _sums(by_day[name], lambda day: day[:7]), name
+        assert [row for row in merged[name] if row["day"] >= kept_from] == \
+            [row for row in by_day[name] if row["day"] >= kept_from], name  # the recent days as they were
+        old_days = {row["day"] for row in merged[name] if row["day"] < kept_from}
+        assert all(day in (_week(day), report.page.first_day) for day in old_days), name

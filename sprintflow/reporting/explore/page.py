@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from sprintflow.reporting.explore.cubes import (
     _options,
     _outcomes,
     _scores,
+    _sum_by,
 )
 from sprintflow.reporting.explore.details import eval_details, side_by_side_feedback
 from sprintflow.reporting.explore.sample import _flow_run_page, _sample
@@ -33,6 +34,7 @@ __all__ = [
     "PageData",
     "build_page_data",
     "records",
+    "with_weeks_before",
 ]
 
 DETAIL_LIMIT = 400
@@ -80,6 +82,8 @@ class PageData:
     :func:`~sprintflow.reporting.analytics.engine_side_by_side`, each side with its latest feedback."""
     pairs: list[dict[str, Any]] = field(default_factory=list)
     """:func:`~sprintflow.reporting.analytics.engine_pairs`: the paired test per pair of engines."""
+    weeks_before: str = ""
+    """The first day the cubes hold day by day; before it, by week (:func:`with_weeks_before`). Empty: every day."""
 
 
 def build_page_data(history: History, *, workspace: Path | str | None = None,
@@ -161,3 +165,44 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         columns.append(values.astype(object).where(column.notna(), None).tolist())
     names = [str(name) for name in frame.columns]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+DAILY_CUBES = ("outcomes", "greens", "activity", "flips", "coverage", "bugs")
+"""The cubes with a row per day (``scores`` has one per scoring run)."""
+SUMMED = frozenset({"passed", "failed", "skipped", "items", "hours", "evaluations", "tokens", "cost", "costed",
+                    "regressions", "sprints", "criteria_green", "comparisons", "flips", "opened", "fixed",
+                    "reopened"})
+"""The cubes' counts and sums; every other column is a key."""
+
+
+def with_weeks_before(data: PageData, day: str) -> PageData:
+    """``data`` with the days before ``day`` merged by week, each week split at a month's start.
+
+    A long history's cubes outgrow the page day by day. Merged this way, every week and every month
+    still sums exactly (the periods the charts use past 45 days), a merged row is filed under its
+    first day (never before the history's first), and the old part takes about a fifth of the rows.
+
+    Example:
+        >>> days = pd.DataFrame({"day": ["2026-01-30", "2026-02-02", "2026-02-03", "2026-03-02"],
+        ...                      "contract": "c-1", "opened": [1, 2, 3, 4], "fixed": 0, "reopened": 0})
+        >>> page = PageData(*[pd.DataFrame()] * 5, bugs=days, scores=pd.DataFrame(), evaluations=[],
+        ...                 first_day="2026-01-30")
+        >>> with_weeks_before(page, "2026-03-01").bugs[["day", "opened"]].values.tolist()
+        [['2026-01-30', 1], ['2026-02-02', 5], ['2026-03-02', 4]]
+    """
+    floor, start = pd.Timestamp(data.first_day or day), pd.Timestamp(day)
+    merged = {name: _merge_days(getattr(data, name), start, floor) for name in DAILY_CUBES}
+    return replace(data, **merged, weeks_before=day)
+
+
+def _merge_days(frame: pd.DataFrame, start: pd.Timestamp, floor: pd.Timestamp) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    days = pd.to_datetime(frame["day"].astype(object))
+    monday = days - pd.to_timedelta(days.dt.weekday, unit="D")
+    month = days - pd.to_timedelta(days.dt.day - 1, unit="D")
+    first = monday.where(monday > month, month)
+    first = first.where(first > floor, floor)
+    merged = frame.assign(day=days.where(days >= start, first).dt.strftime("%Y-%m-%d"))
+    keys = [column for column in frame.columns if column not in SUMMED]
+    return _sum_by(merged.astype({key: "category" for key in keys}), keys)[list(frame.columns)]
