@@ -369,9 +369,10 @@ def _sums(rows: list[dict], period) -> dict:
     return totals
 
 
-def _cubes(page: str) -> tuple[str, dict]:
-    spec = page.split('id="sprintflow-spec">', 1)[1].split("</script>", 1)[0]
-    return spec, json.loads(spec)["datasets"]
+def _cubes(page: str) -> tuple[int, dict]:
+    """The page's cubes, and the bytes they take in it."""
+    cubes = json.loads(page.split('id="sprintflow-spec">', 1)[1].split("</script>", 1)[0])["datasets"]
+    return len(json.dumps(cubes, separators=(",", ":"), ensure_ascii=False)), cubes
 
 
 def test_cubes_over_their_budget_merge_old_days_by_week_and_every_week_and_month_still_sums_exactly(tmp_path,
@@ -382,14 +383,14 @@ def test_cubes_over_their_budget_merge_old_days_by_week_and_every_week_and_month
     workspace = _nightly_workspace(tmp_path, days=120)
     report = build_report(load_history(workspace), workspace=str(workspace))
     full = page_module.render_html(report)
-    spec, by_day = _cubes(full)
-    monkeypatch.setattr(page_module, "CUBE_LIMIT", len(spec) * 3 // 4)
-    monkeypatch.setattr(page_module, "DAYS_KEPT", 30)
+    size, by_day = _cubes(full)
+    monkeypatch.setattr(page_module, "CUBE_LIMIT", size * 3 // 4)
+    monkeypatch.setattr(page_module, "DAYS_KEPT", (30, 0))
     merged_page = page_module.render_html(report)
-    merged_spec, merged = _cubes(merged_page)
+    merged_size, merged = _cubes(merged_page)
     kept_from = str((datetime.fromisoformat(report.page.last_day) - timedelta(days=29)).date())
     assert f"Before {kept_from} the counts are by week" in merged_page and "counts are by week" not in full
-    assert len(merged_spec) <= page_module.CUBE_LIMIT and merged["scores"] == by_day["scores"]
+    assert merged_size <= page_module.CUBE_LIMIT and merged["scores"] == by_day["scores"]
     assert all(by_day[name] for name in ("outcomes", "greens", "activity", "coverage"))
     for name in DAILY_CUBES:
         assert _sums(merged[name], _week) == _sums(by_day[name], _week), name

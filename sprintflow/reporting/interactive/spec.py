@@ -25,6 +25,7 @@ __all__ = [
     "FILTERS",
     "PICKS",
     "ROW_PICKS",
+    "datasets",
     "page_spec",
 ]
 
@@ -66,8 +67,13 @@ def page_spec(data: PageData, *, initial_rows: int = 15) -> dict[str, Any]:
         page = _page(data)
     spec = {"$schema": alt.SCHEMA_URL, **_independent_colors(page), "params": params,
             "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 11, "titleFontSize": 11}}}
-    spec["datasets"] = {name: records(getattr(data, name)) for name in DATASETS}
+    spec["datasets"] = datasets(data)
     return spec
+
+
+def datasets(data: PageData) -> dict[str, list[dict[str, Any]]]:
+    """The cubes as the specification's named datasets: what :func:`page_spec` embeds of ``data``."""
+    return {name: records(getattr(data, name)) for name in DATASETS}
 
 
 def _page(data: PageData) -> Spec:
