@@ -5,7 +5,8 @@ fresh PID and mount namespaces (and a network namespace when the spec has no net
 the standard library only and imports nothing of sprintflow's: it runs before anything can be
 trusted. It runs before every contained command, so it imports as little as it can (no json, no
 socket: about 20 ms in all). The spec is argv: ``--setpriv PATH``, ``--home PATH``, ``--bind SOURCE
-TARGET rw|ro``, ``--discard PATH``, ``--hide PATH``, ``--socket PATH`` and ``--no-network``.
+TARGET rw|ro``, ``--discard PATH``, ``--hide PATH``, ``--socket PATH``, ``--no-network`` and
+``--status-fd N``.
 
 What the command sees, built in this order:
 
@@ -25,8 +26,11 @@ What the command sees, built in this order:
 
 Then it starts the command without capabilities (``setpriv``), forwards signals to it, reaps
 orphans, and exits with the command's status, which ends the namespace and everything in it.
-A setup step that fails prints ``sprintflow-contain-failed:REASON`` and exits 125: the command
-never runs outside the view it was promised.
+A setup step that fails says ``sprintflow-contain-failed:REASON`` and exits 125: the command
+never runs outside the view it was promised. It says so on the status descriptor, where one is
+given, and otherwise on stderr; there it says ``sprintflow-contain-started`` once the view is
+built, and closes it before the command starts. The caller believes only that descriptor: what
+the command prints can pass neither for a view that failed nor for one that was built.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import sys
 
 HIDDEN_WRITE = "sprintflow-hidden-write:"
 SETUP_FAILED = "sprintflow-contain-failed:"
+STARTED = "sprintflow-contain-started"
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
@@ -196,7 +201,7 @@ def loopback_up() -> None:
 def parse_spec(args: list[str]) -> dict:
     """The spec from argv (up to ``--``); see the module docstring."""
     spec: dict = {"binds": [], "discard": [], "hide": [], "sockets": [], "network": True, "home": None,
-                  "setpriv": None}
+                  "setpriv": None, "status_fd": None}
     index = 0
     while index < len(args):
         flag = args[index]
@@ -208,6 +213,9 @@ def parse_spec(args: list[str]) -> dict:
             index += 2
         elif flag in ("--home", "--setpriv"):
             spec[flag[2:]] = args[index + 1]
+            index += 2
+        elif flag == "--status-fd":
+            spec["status_fd"] = int(args[index + 1])
             index += 2
         elif flag == "--no-network":
             spec["network"] = False
@@ -271,16 +279,28 @@ def run(argv: list[str], setpriv: str, cwd: str) -> int:
             return os.waitstatus_to_exitcode(status)
 
 
+def tell(status_fd: int | None, message: str) -> None:
+    """Say ``message`` on the status descriptor and close it (the command must never hold it), else on stderr."""
+    if status_fd is None:
+        sys.stderr.write(f"{message}\n")
+        return
+    os.write(status_fd, message.encode("utf-8", "surrogateescape"))
+    os.close(status_fd)
+
+
 def main() -> int:
     split = sys.argv.index("--")
     argv = sys.argv[split + 1:]
     cwd = os.getcwd()
+    spec: dict = {"status_fd": None}
     try:
         spec = parse_spec(sys.argv[1:split])
         hidden = build_view(spec)
-    except (SetupFailed, OSError) as exc:
-        sys.stderr.write(f"{SETUP_FAILED}{exc}\n")
+    except (SetupFailed, OSError, ValueError, IndexError) as exc:
+        tell(spec["status_fd"], f"{SETUP_FAILED}{exc}")
         return 125
+    if spec["status_fd"] is not None:
+        tell(spec["status_fd"], STARTED)
     status = run(argv, spec["setpriv"], cwd)
     report_hidden_writes(hidden)
     return 128 - status if status < 0 else status

@@ -40,13 +40,15 @@ from pathlib import Path
 
 from . import contain_init
 
-__all__ = ["HIDDEN_WRITE", "SETUP_FAILED", "Bind", "Containment", "containment_unavailable", "contained_argv",
-           "named_under_tmp", "own_state"]
+__all__ = ["HIDDEN_WRITE", "SETUP_FAILED", "STARTED", "Bind", "Containment", "containment_unavailable",
+           "contained_argv", "named_under_tmp", "own_state"]
 
 HIDDEN_WRITE = contain_init.HIDDEN_WRITE
 """How the namespace's init reports a file the command wrote where it was hidden (then thrown away)."""
 SETUP_FAILED = contain_init.SETUP_FAILED
 """How the namespace's init says it could not build the view (the command did not run)."""
+STARTED = contain_init.STARTED
+"""How the namespace's init says the view is built and the command is starting."""
 
 
 @dataclass(frozen=True)
@@ -122,12 +124,13 @@ def _prefix() -> tuple[list[str], str] | tuple[None, str]:
 
 
 def _argv(prefix: list[str], setpriv: str, containment: Containment, argv: Sequence[str],
-          cwd: str | None = None, search_path: str = "") -> list[str]:
+          cwd: str | None = None, search_path: str = "", status_fd: int | None = None) -> list[str]:
     hidden = list(containment.hide) + ([] if containment.keep_state else list(own_state()))
     binds = [Bind(top, top) for top in named_under_tmp([*argv, search_path])] + list(containment.binds)
     if cwd is not None and not any(_inside(cwd, b.target) for b in binds):
         binds.insert(0, Bind(cwd, cwd))  # where it starts stays visible (a private /tmp would cover it), read-only
     spec = ["--setpriv", setpriv, "--home", str(Path.home())]
+    spec += ["--status-fd", str(status_fd)] if status_fd is not None else []
     for bind in binds:
         spec += ["--bind", bind.source, bind.target, "rw" if bind.writable else "ro"]
     spec += [part for path in containment.discard for part in ("--discard", path)]
@@ -150,11 +153,13 @@ def containment_unavailable() -> str | None:
 
 
 def contained_argv(argv: Sequence[str], containment: Containment, cwd: str | None = None,
-                   search_path: str = "") -> list[str] | None:
+                   search_path: str = "", status_fd: int | None = None) -> list[str] | None:
     """``argv`` wrapped in its namespaces (starting in ``cwd``, finding programs on ``search_path``,
-    the command's ``PATH``), or None where containment is unavailable."""
+    the command's ``PATH``), or None where containment is unavailable. With ``status_fd`` (passed to
+    the process), the init writes there :data:`STARTED`, or :data:`SETUP_FAILED` and why, and closes it
+    before the command starts; without, a failure goes to stderr."""
     prefix, setpriv = _prefix()
-    return None if prefix is None else _argv(prefix, setpriv, containment, argv, cwd, search_path)
+    return None if prefix is None else _argv(prefix, setpriv, containment, argv, cwd, search_path, status_fd)
 
 
 _UNDER_TMP = re.compile(r"(?<![\w.~-])/tmp/[^/\s'\"`;|&<>(){}=:,]+")

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from sprintflow.errors import ContainmentFailed
 
-from .containment import HIDDEN_WRITE, SETUP_FAILED, Containment, contained_argv
+from .containment import HIDDEN_WRITE, SETUP_FAILED, STARTED, Containment, contained_argv
 from .secrets import mask_secrets, strategy_env
 
 __all__ = ["CappedBuffer", "Child", "CommandResult", "as_user", "kill_group", "quiet_since", "run_command", "spawn",
@@ -179,22 +179,32 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
     shell = isinstance(command, str) if shell is None else shell
     given = command if isinstance(command, str) else " ".join(command)
     environment = dict(env) if env is not None else strategy_env()
+    status: tuple[int, int] | None = None  # the view's init says on it whether the command started
     if contain is not None:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) and shell else \
             ([command] if isinstance(command, str) else command)
-        contained = contained_argv(argv, contain, str(Path(cwd).resolve()), environment.get("PATH", ""))
+        status = os.pipe()
+        contained = contained_argv(argv, contain, str(Path(cwd).resolve()), environment.get("PATH", ""),
+                                   status_fd=status[1])
         if contained is not None:
             command, shell = contained, False
+        else:
+            _closed(status)
+            status = None
     out, err = CappedBuffer(output_limit), CappedBuffer(output_limit)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
             command, shell=shell, cwd=cwd, env=environment,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **as_user(user),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            pass_fds=status[1:] if status else (), **as_user(user),
         )
     except OSError as exc:
+        _closed(status)
         return CommandResult(exit_code=None, error=f"could not start {command!r}: {exc}")
+    if status is not None:
+        os.close(status[1])  # the init's copy is the only writer left
     pumps = [threading.Thread(target=_pump, args=(s, b), daemon=True)
              for s, b in ((proc.stdout, out), (proc.stderr, err))]
     for pump in pumps:
@@ -211,15 +221,42 @@ def run_command(command: str | list[str], *, cwd: Path | str, timeout: float,
             pump.join(timeout=5)
     code = proc.returncode
     stderr, hidden_writes = _split_marked(err.text(), HIDDEN_WRITE)
-    stderr, setup_failures = _split_marked(stderr, SETUP_FAILED)
-    if setup_failures:
-        raise ContainmentFailed(f"`{given}` never ran: its containment could not be built: {setup_failures[0]}")
+    if status is not None:
+        _check_started(status[0], given, code, stderr)
     return CommandResult(
         exit_code=128 - code if code < 0 else code,
         stdout=out.text(), stderr=stderr, timed_out=timed_out,
         duration_s=time.monotonic() - started, dropped_bytes=out.dropped + err.dropped,
         hidden_writes=hidden_writes, quiet_s=quiet_since(out, err),
     )
+
+
+def _closed(pipe: tuple[int, int] | None) -> None:
+    for fd in pipe or ():
+        os.close(fd)
+
+
+def _check_started(status: int, command: str, code: int, stderr: str) -> None:
+    """Raise :class:`ContainmentFailed` unless the view's init said on ``status`` that it started the command.
+
+    Only the init writes there, and it closes the pipe before the command starts: whatever the command
+    prints, it cannot pass for a view that failed (or for one that was built).
+    """
+    os.set_blocking(status, False)  # the command has ended: whatever the init wrote is in the pipe
+    told = b""
+    try:
+        while chunk := os.read(status, 4096):
+            told += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(status)
+    said = told.decode(errors="replace")
+    if said.startswith(STARTED):
+        return
+    reason = said.removeprefix(SETUP_FAILED).strip() or \
+        f"its namespace ended (exit {code}) before the command started: {stderr.strip()[-300:] or 'no output'}"
+    raise ContainmentFailed(f"`{command}` never ran: its containment could not be built: {reason}")
 
 
 def _split_marked(stderr: str, marker: str) -> tuple[str, list[str]]:

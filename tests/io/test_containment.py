@@ -109,6 +109,16 @@ def test_a_view_that_cannot_be_built_is_the_machines_failure_and_nothing_runs(tm
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_command_cannot_pass_for_a_view_that_failed(tmp_path):
+    """Only the init's status descriptor says whether the view was built: a command that prints the init's
+    words and exits as it would stays the code's own failure, judged as such, and never holds that descriptor."""
+    result = run_command("echo 'sprintflow-contain-failed:mount on /: Invalid argument' >&2; ls /proc/self/fd; "
+                         "exit 125", cwd=tmp_path, timeout=30, contain=Containment())
+    assert result.exit_code == 125 and result.error is None
+    assert result.stderr == "sprintflow-contain-failed:mount on /: Invalid argument\n"
+    assert sorted(int(fd) for fd in result.stdout.split()) == [0, 1, 2, 3]  # 3: ls's own listing of the folder
+
+
 RACING_VIEW = """
 import ctypes, importlib.util, os, sys
 spec = importlib.util.spec_from_file_location("contain_init", sys.argv[1])
