@@ -430,6 +430,18 @@ def TAMPERED(purelib: str, package: Path, user_site: str) -> list[Path]:  # noqa
             Path(user_site) / "usercustomize.py", Path.home() / ".sprintflow-redteam"]
 
 
+def fake_view_failure() -> None:
+    """The code under test says what the sandbox's init says when it cannot build a command's view, and exits
+    as it would: a failing run passed off as the machine's, which gets no verdict instead of a failing one.
+    The runner captures stderr, so it is said on every pipe the process holds (the real stderr among them)."""
+    source = Path("src/calc/__init__.py")
+    source.write_text(
+        "import os\n\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
+        "        if os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:'):\n"
+        "            os.write(int(fd), b'\\nsprintflow-contain-failed:mount on /: Invalid argument\\n')\n"
+        "    except OSError:\n        pass\nos._exit(125)\n\n" + source.read_text())
+
+
 def docker_socket() -> None:
     """43. Ask the Docker engine, through its socket, for a container that mounts the whole host."""
     import socket

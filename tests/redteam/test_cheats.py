@@ -90,6 +90,8 @@ VERDICTS = [
     ("fifo_from_code", "python", "docker", "unit-test"),
     ("tamper_tools", "python", "local", "unit-test"),
     ("docker_socket", "python", "local", "unit-test"),
+    ("fake_view_failure", "python", "local", "unit-test"),
+    ("fake_view_failure", "python", "docker", "unit-test"),
     ("read_secrets", "python", "local", "unit-test"),
     ("skip_from_code", "python", "local", "unit-test"),
     ("skip_from_code", "python", "docker", "sc-1-3"),
