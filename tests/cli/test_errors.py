@@ -82,9 +82,10 @@ def test_commands_whose_containment_cannot_be_built_are_no_verdict_exit_3_never_
         run = sprintflow("evaluate", str(workspace), "--contract", str(contract), "--executor", "local",
                          "--no-cache", DOCKER_HOST=f"unix://{socket}/ran", PREFECT_API_URL=prefect_api_url)
     assert run.returncode == 3, run.stderr
-    last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: `") and f"never ran: its containment could not be built: mount  /dev/null on " \
-        f"{socket}/ran: Not a directory" in last, last
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]  # Prefect may log after it
+    assert len(errors) == 1 and errors[0].startswith("error: `"), run.stderr
+    assert f"never ran: its containment could not be built: mount  /dev/null on {socket}/ran: Not a directory" \
+        in errors[0], errors
     assert "Failed: NoVerdict" in run.stderr
     assert not (workspace / ".sprintflow" / "evals").exists()
 
