@@ -109,17 +109,20 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
 
 
-def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], room: int
-         ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The newest sampled evaluations (the sample is newest first) whose JSON, with their details, fits ``room``."""
-    used, kept = 0, 0
+def _fit(evaluations: list[dict[str, Any]], details: dict[str, dict[str, Any]], room: int) -> tuple[int, str, str]:
+    """How many of the newest sampled evaluations (the sample is newest first) fit ``room`` with their details,
+    and the JSON of those evaluations and of their details (each record dumped once, here)."""
+    used, shown, detailed = 0, [], {}
     for record in evaluations:
-        used += len(_json(record)) + len(_json(details.get(record["key"], {}))) + 2
+        text, key = _json(record), record["key"]
+        entry = f"{_json(key)}:{_json(details[key])}" if key in details and key not in detailed else ""
+        used += len(text) + len(entry) + 2
         if used > room:
             break
-        kept += 1
-    shown = evaluations[:kept]
-    return shown, {r["key"]: details[r["key"]] for r in shown if r["key"] in details}
+        shown.append(text)
+        if entry:
+            detailed[key] = entry
+    return len(shown), "[" + ",".join(shown) + "]", "{" + ",".join(detailed.values()) + "}"
 
 
 def _verdict(side: dict[str, Any]) -> str:
@@ -153,20 +156,23 @@ def _side_by_side(page: Any) -> str:
             f"<th>sprints</th><th>latest verdict and feedback</th></tr></thead><tbody>{rows}</tbody></table></section>")
 
 
-def _fitting_cubes(page: PageData) -> tuple[PageData, dict[str, Any]]:
-    """``page`` and its specification, with old days merged by week until the cubes fit :data:`CUBE_LIMIT`."""
+def _fitting_cubes(page: PageData) -> tuple[PageData, str]:
+    """``page`` and its specification's JSON, with old days merged by week until the cubes fit :data:`CUBE_LIMIT`."""
     spec = page_spec(page)
+    text = _json(spec)
     if not page.last_day:
-        return page, spec
+        return page, text
+    views = len(_json({**spec, "datasets": {}}))  # all but the cubes: the same whatever days they hold
     by_day = page
     for kept in DAYS_KEPT:
-        if len(_json(spec["datasets"])) <= CUBE_LIMIT:
+        if len(text) - views <= CUBE_LIMIT:
             break
         first = (pd.Timestamp(page.last_day) - pd.Timedelta(days=kept - 1)).strftime("%Y-%m-%d")
         if first > page.first_day:  # else there is nothing older to merge
             page = with_weeks_before(by_day, first)
             spec["datasets"] = datasets(page)  # the rest of the specification is the same
-    return page, spec
+            text = _json(spec)
+    return page, text
 
 
 def render_html(report: Report) -> str:
@@ -177,18 +183,17 @@ def render_html(report: Report) -> str:
     since = f" · since {html.escape(report.since)}" if report.since else ""
     if page is None or not page.totals.get("evaluations"):
         charts = '<p class="note">No evaluations recorded yet: run <code>sprintflow evaluate</code> first.</p>'
-        data: dict[str, Any] = {"spec": {}, "evaluations": [], "details": {}}
+        spec, evaluations, details = "{}", "[]", "{}"
         script = ""
     else:
         charts = ""
         bundled = f"<script>{vega_bundle()}</script>"
         page, spec = _fitting_cubes(page)
-        room = PAGE_LIMIT - len(bundled) - len(_json(spec)) - 100_000  # the markup, the summary, the script
-        evaluations, details = _fit(page.evaluations, page.details, room)
-        data = {"spec": spec, "evaluations": evaluations, "details": details}
+        room = PAGE_LIMIT - len(bundled) - len(spec) - 100_000  # the markup, the summary, the script
+        shown, evaluations, details = _fit(page.evaluations, page.details, room)
         config = {"all": ALL, "never": NEVER, "picks": PICKS, "rowPicks": ROW_PICKS, "perDay": SAMPLE_PER_DAY,
-                  "detailed": page.totals.get("detailed evaluations", len(details)),
-                  "trimmed": len(evaluations) < len(page.evaluations)}
+                  "detailed": page.totals.get("detailed evaluations", len(page.details)),
+                  "trimmed": shown < len(page.evaluations)}
         drill = (resources.files("sprintflow.reporting") / "drill.js").read_text(encoding="utf-8")
         script = (f'<script type="application/json" id="sprintflow-config">{_json(config)}</script>'
                   f"{bundled}<script>{drill}</script>")
@@ -241,8 +246,8 @@ def render_html(report: Report) -> str:
         '<dialog id="evaluation"><button type="button">close</button><div class="body"></div></dialog>'
         f'{problems}<footer class="note" style="padding:1em 1.5em">Every table in full: {tables} '
         "(and parquet/)</footer>"
-        f'<script type="application/json" id="sprintflow-spec">{_json(data["spec"])}</script>'
-        f'<script type="application/json" id="sprintflow-evaluations">{_json(data["evaluations"])}</script>'
-        f'<script type="application/json" id="sprintflow-details">{_json(data["details"])}</script>'
+        f'<script type="application/json" id="sprintflow-spec">{spec}</script>'
+        f'<script type="application/json" id="sprintflow-evaluations">{evaluations}</script>'
+        f'<script type="application/json" id="sprintflow-details">{details}</script>'
         f"{script}</body></html>\n"
     )

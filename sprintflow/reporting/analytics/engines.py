@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals
+from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.costs import cost_per_sprint
 from sprintflow.reporting.analytics.green import time_to_green
 from sprintflow.reporting.analytics.rates import _outcome_counts, wilson_interval
-from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind
+from sprintflow.reporting.analytics.rows import IN_TIME, _engine_names, _first_evaluations, _kind
 
 __all__ = [
     "engine_comparison",
@@ -96,15 +96,16 @@ _SIDE = ["sprints", "green", "first_green", "mean_iterations_to_green", "last_re
 
 def _per_contract_engine(evals: Evals, to_green: pd.DataFrame) -> pd.DataFrame:
     """Each engine's sprints on each contract: counts, its first sprint's verdict, its latest evaluation."""
-    evaluations = _kind(evals, "evaluation", "sprint", "eval_id", "workspace", "result", "timestamp", "iteration")
-    evaluations = evaluations[evaluations["sprint"].isin(to_green["sprint"])]
-    last = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint", keep="last")
-    last = last.set_index("sprint")
-    sprints = to_green.sort_values("first_at", kind="stable").assign(
-        last_result=lambda t: t["sprint"].map(last["result"].astype(object)),
-        last_eval_id=lambda t: t["sprint"].map(last["eval_id"].astype(object)),
-        last_workspace=lambda t: t["sprint"].map(last["workspace"].astype(object)),
-        last_at=lambda t: t["sprint"].map(last["timestamp"]))
+    source = EvalTable.of(evals)
+    last = source.query(f"""
+        SELECT sprint, {", ".join(f"arg_max_null({column}, place) AS last_{name}" for column, name in
+                                  (("result", "result"), ("eval_id", "eval_id"), ("workspace", "workspace"),
+                                   ("timestamp", "at")))}
+        FROM (SELECT *, {IN_TIME} AS place FROM {source.sprinted()} WHERE kind = 'evaluation')
+        GROUP BY sprint""").set_index("sprint")
+    sprints = to_green.sort_values("first_at", kind="stable")
+    sprints = sprints.join(last.astype({"last_result": object, "last_eval_id": object, "last_workspace": object}),
+                           on="sprint")
     grouped = sprints.groupby(["contract_id", "engine"], sort=True)
     table = pd.DataFrame({"sprints": grouped.size(), "green": grouped["green"].sum().astype(np.int64),
                           "first_green": grouped["green"].first().astype(bool),

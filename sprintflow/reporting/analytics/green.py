@@ -7,7 +7,7 @@ import pandas as pd
 
 from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.rates import _with_rate
-from sprintflow.reporting.analytics.rows import _engine_names, _kind
+from sprintflow.reporting.analytics.rows import IN_TIME, _engine_names
 
 __all__ = [
     "criterion_greens",
@@ -39,28 +39,26 @@ def time_to_green(evals: Evals) -> pd.DataFrame:
         >>> bool(table["green"].iloc[1])
         False
     """
-    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "spec_id", "engine",
-                 "executor", "iteration", "result", "timestamp")
-    rows = rows.sort_values(["timestamp", "iteration"], kind="stable")
-    grouped = rows.groupby("sprint", sort=False)
-    first = rows.drop_duplicates("sprint").set_index("sprint")
-    started = grouped["iteration"].min()
-    table = pd.DataFrame({
-        **{column: first[column].astype(object) for column in ("workspace", "contract_id", "sprint_run", "spec_id")},
-        "engine": _engine_names(first["engine"]), "executor": first["executor"].astype(object),
-        "evaluations": grouped.size(),
-        "iterations": grouped["iteration"].max() - started + 1,
-        "first_at": grouped["timestamp"].min(),
-    })
-    green = rows[rows["result"] == "pass"].drop_duplicates("sprint").set_index("sprint")
-    table["green"] = table.index.isin(green.index)
-    table["iterations_to_green"] = ((green["iteration"] - started.reindex(green.index)).reindex(table.index)
-                                    + 1).astype("Int64")
-    table["green_at"] = green["timestamp"].reindex(table.index)
+    source = EvalTable.of(evals)
+    # A sprint's first row in time names it (arg_min_null: a first row without a workspace has none), its first
+    # pass makes it green. One pass over the evaluations, in SQL: pandas gets one row per sprint.
+    first = "arg_min_null({0}, place) AS {0}"
+    table = source.query(f"""
+        WITH rows AS (SELECT *, {IN_TIME} AS place FROM {source.sprinted()} WHERE kind = 'evaluation')
+        SELECT sprint, {", ".join(first.format(c) for c in ("workspace", "contract_id", "sprint_run", "spec_id",
+                                                              "engine", "executor"))},
+               count(*) AS evaluations, max(iteration) - min(iteration) + 1 AS iterations,
+               count(*) FILTER (WHERE result = 'pass') > 0 AS green,
+               arg_min_null(iteration, place) FILTER (WHERE result = 'pass') - min(iteration) + 1
+                 AS iterations_to_green,
+               min(timestamp) AS first_at, arg_min_null(timestamp, place) FILTER (WHERE result = 'pass') AS green_at
+        FROM rows GROUP BY sprint ORDER BY min(place)""")
+    table = table.astype({column: object for column in ("workspace", "contract_id", "sprint_run", "spec_id",
+                                                        "executor")})
+    table["engine"] = _engine_names(table["engine"])
+    table["iterations_to_green"] = table["iterations_to_green"].astype("Int64")
     table["hours_to_green"] = (table["green_at"] - table["first_at"]).dt.total_seconds() / 3600
-    columns = ["workspace", "contract_id", "sprint_run", "spec_id", "engine", "executor", "evaluations", "iterations",
-               "green", "iterations_to_green", "first_at", "green_at", "hours_to_green"]
-    return table[columns].sort_values("first_at", kind="stable").rename_axis("sprint").reset_index()
+    return table
 
 
 def criterion_greens(evals: Evals) -> pd.DataFrame:
@@ -79,7 +77,7 @@ def criterion_greens(evals: Evals) -> pd.DataFrame:
         WITH groups AS (
             SELECT sprint, contract_id, name AS criterion, min(timestamp) AS first_at, count(*) AS evaluations,
                    min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
-                   arg_min(iteration, {{'at': timestamp, 'iteration': iteration, 'row': _row}})
+                   arg_min(iteration, {IN_TIME})
                      FILTER (WHERE result = 'pass') AS green_iteration,
                    min(iteration) AS started
             FROM {source.sprinted()} WHERE kind = 'criterion' GROUP BY ALL),

@@ -17,6 +17,10 @@ REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "run_id", "eval_id", "spec_
                   "executor", "test_run", "mutants", "kill_rate", "tester_kill_rate"]
 """The ``evals`` columns these functions read: load only these for a big history."""
 
+IN_TIME = "{'at': timestamp, 'iteration': iteration, 'row': _row}"
+"""SQL: a row's place in time, to order by or to take a group's first or last row by (``arg_min_null``): the
+earliest timestamp, then the lowest iteration, then the first recorded; nulls last, as pandas sorts them."""
+
 UNKNOWN_ENGINE = "(not reported)"
 """The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
 
