@@ -199,6 +199,23 @@ class EvalTable:
             self._numbered = True
         return "sprinted"
 
+    def sprint_columns(self) -> list[str]:
+        """The columns that tell a row's sprint: ``sprint`` where the source carries it, else the sprint's keys
+        (:data:`SPRINT_KEYS`), for :meth:`numbered` to number."""
+        return ["sprint"] if "sprint" in self.columns else list(SPRINT_KEYS)
+
+    def numbered(self, sql: str) -> str:
+        """SQL for the rows of ``sql`` (selecting :meth:`sprint_columns`) with their sprint number in ``sprint``.
+
+        The numbers are joined onto these rows alone: a query that keeps a few of many rows joins only those
+        (:meth:`sprinted` joins every row of the table).
+        """
+        if "sprint" in self.columns:
+            return sql
+        self.sprinted()  # the sprints numbered once
+        join = " AND ".join(f"r.{key} IS NOT DISTINCT FROM s.{key}" for key in SPRINT_KEYS)
+        return f"SELECT r.*, s.sprint FROM ({sql}) r LEFT JOIN _sprints s ON {join}"
+
     def rows(self, kind: str, columns: list[str], where: str | None = None) -> pd.DataFrame:
         """The rows of one ``kind`` (and the SQL condition ``where``) with ``columns``, in the table's order
         (``sprint``: the sprint's number; ``_row``: the row's place). A column the table lacks reads as empty.

@@ -45,10 +45,12 @@ def _reruns(rows: str) -> str:
 
 def _strategy_reruns(table: EvalTable) -> str:
     """The table of :func:`_reruns` of the fresh strategy runs, with their ``contract_id, executor, sprint``:
-    made once, for :func:`flaky_strategies` and the report page's flips."""
-    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, contract_id, executor, sprint, "
-            f"_row FROM {table.sprinted()} WHERE {_FRESH}")
-    return table.kept("strategy_reruns", _reruns(rows))
+    made once, for :func:`flaky_strategies` and the report page's flips. Only the re-runs are numbered by
+    sprint (a tenth of the runs)."""
+    columns = dict.fromkeys(["contract_id", "executor", "_row", *table.sprint_columns()])
+    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
+            f"FROM evals WHERE {_FRESH}")
+    return table.kept("strategy_reruns", table.numbered(_reruns(rows)))
 
 
 def flaky_strategies(evals: Evals) -> pd.DataFrame:
