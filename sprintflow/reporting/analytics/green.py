@@ -53,8 +53,6 @@ def time_to_green(evals: Evals) -> pd.DataFrame:
                  AS iterations_to_green,
                min(timestamp) AS first_at, arg_min_null(timestamp, place) FILTER (WHERE result = 'pass') AS green_at
         FROM rows GROUP BY sprint ORDER BY min(place)""")
-    table = table.astype({column: object for column in ("workspace", "contract_id", "sprint_run", "spec_id",
-                                                        "executor")})
     table["engine"] = _engine_names(table["engine"])
     table["iterations_to_green"] = table["iterations_to_green"].astype("Int64")
     table["hours_to_green"] = (table["green_at"] - table["first_at"]).dt.total_seconds() / 3600
