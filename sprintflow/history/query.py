@@ -199,17 +199,16 @@ class EvalTable:
             self._numbered = True
         return "sprinted"
 
-    def sprint_columns(self, *also: str) -> str:
-        """SQL naming the columns that tell a row's sprint (``sprint`` where the source carries it, else the
-        sprint's keys, :data:`SPRINT_KEYS`, for :meth:`numbered` to number), and ``also`` (each column once)."""
-        columns = ["sprint"] if "sprint" in self.columns else list(SPRINT_KEYS)
-        return ", ".join(dict.fromkeys([*columns, *also]))
+    def sprint_columns(self) -> list[str]:
+        """The columns that tell a row's sprint: ``sprint`` where the source carries it, else the sprint's keys
+        (:data:`SPRINT_KEYS`), for :meth:`numbered` to number."""
+        return ["sprint"] if "sprint" in self.columns else list(SPRINT_KEYS)
 
     def numbered(self, sql: str) -> str:
         """SQL for the rows of ``sql`` (selecting :meth:`sprint_columns`) with their sprint number in ``sprint``.
 
-        The numbers are joined onto these rows alone: a query that keeps or groups a few of many rows joins
-        only those (:meth:`sprinted` joins every row of the table).
+        The numbers are joined onto these rows alone: a query that keeps a few of many rows joins only those
+        (:meth:`sprinted` joins every row of the table).
         """
         if "sprint" in self.columns:
             return sql

@@ -47,8 +47,9 @@ def _strategy_reruns(table: EvalTable) -> str:
     """The table of :func:`_reruns` of the fresh strategy runs, with their ``contract_id, executor, sprint``:
     made once, for :func:`flaky_strategies` and the report page's flips. Only the re-runs are numbered by
     sprint (a tenth of the runs)."""
-    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, executor, _row, "
-            f"{table.sprint_columns('contract_id')} FROM evals WHERE {_FRESH}")
+    columns = dict.fromkeys(["contract_id", "executor", "_row", *table.sprint_columns()])
+    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
+            f"FROM evals WHERE {_FRESH}")
     return table.kept("strategy_reruns", table.numbered(_reruns(rows)))
 
 

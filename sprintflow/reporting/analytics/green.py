@@ -70,20 +70,19 @@ def criterion_greens(evals: Evals) -> pd.DataFrame:
     source = EvalTable.of(evals)
     # Iterations count from the sprint's first judged iteration, whichever criterion it judged (a row without
     # a criterion id counts there too); a criterion goes green at its first pass (earliest, then lowest
-    # iteration, then first recorded). The rows are grouped by the sprint's keys, and the groups numbered.
-    sprint = source.sprint_columns()
-    counted = f"""
-        WITH groups AS (
-            SELECT {source.sprint_columns("contract_id")}, name AS criterion, min(timestamp) AS first_at,
-                   count(*) AS evaluations, min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
-                   arg_min(iteration, {IN_TIME}) FILTER (WHERE result = 'pass') AS green_iteration,
-                   min(iteration) AS started
-            FROM evals WHERE kind = 'criterion' GROUP BY ALL)
-        SELECT *, min(started) OVER (PARTITION BY {sprint}) AS sprint_started FROM groups"""
+    # iteration, then first recorded).
     table = source.query(f"""
+        WITH groups AS (
+            SELECT sprint, contract_id, name AS criterion, min(timestamp) AS first_at, count(*) AS evaluations,
+                   min(timestamp) FILTER (WHERE result = 'pass') AS green_at,
+                   arg_min(iteration, {IN_TIME})
+                     FILTER (WHERE result = 'pass') AS green_iteration,
+                   min(iteration) AS started
+            FROM {source.sprinted()} WHERE kind = 'criterion' GROUP BY ALL),
+        counted AS (SELECT *, min(started) OVER (PARTITION BY sprint) AS sprint_started FROM groups)
         SELECT sprint, contract_id, criterion, first_at, evaluations, green_at,
                green_iteration - sprint_started + 1 AS iterations_to_green
-        FROM ({source.numbered(counted)}) WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
+        FROM counted WHERE contract_id IS NOT NULL AND criterion IS NOT NULL
         ORDER BY sprint, contract_id, criterion""", categorical=True)  # grouped again by the report and its page
     table["iterations_to_green"] = table["iterations_to_green"].astype("Float64")
     return table
