@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals, EvalTable
+from sprintflow.history.query import Evals
 from sprintflow.reporting.analytics.green import criterion_greens
 from sprintflow.reporting.analytics.periods import _freq, period_start
 from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind, _span
@@ -29,17 +29,18 @@ def cost_per_sprint(evals: Evals) -> pd.DataFrame:
         >>> cost_per_sprint(frame)[["workspace", "evaluations", "cost_usd"]].to_dict("records")
         [{'workspace': '/a', 'evaluations': 1, 'cost_usd': 0.5}, {'workspace': '/b', 'evaluations': 2, 'cost_usd': 0.5}]
     """
-    source = EvalTable.of(evals)
-    # A sprint is named by its first evaluation recorded; tokens and cost sum what was reported (empty when none).
-    first = ", ".join(f"arg_min_null({column}, _row) AS {column}"
-                      for column in ("workspace", "contract_id", "sprint_run", "engine"))
-    table = source.query(f"""
-        SELECT sprint, {first}, count(*) AS evaluations, sum(tokens)::BIGINT AS tokens, fsum(cost_usd) AS cost_usd,
-               fsum(cost_usd) / count(*) AS cost_per_evaluation
-        FROM {source.sprinted()} WHERE kind = 'evaluation' GROUP BY sprint
-        ORDER BY cost_usd DESC NULLS LAST, sprint""")
-    table["engine"] = _engine_names(table["engine"])
-    return table
+    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "engine", "tokens",
+                 "cost_usd")
+    grouped = rows.groupby("sprint")
+    first = rows.drop_duplicates("sprint").set_index("sprint")
+    table = pd.DataFrame({**{column: first[column].astype(str).where(first[column].notna())
+                             for column in ("workspace", "contract_id", "sprint_run")},
+                          "engine": _engine_names(first["engine"]), "evaluations": grouped.size(),
+                          "tokens": grouped["tokens"].sum(min_count=1),
+                          "cost_usd": grouped["cost_usd"].sum(min_count=1)})
+    table["cost_per_evaluation"] = table["cost_usd"] / table["evaluations"]
+    return table.rename_axis("sprint").reset_index().sort_values(
+        ["cost_usd", "sprint"], ascending=[False, True], na_position="last", kind="stable", ignore_index=True)
 
 
 def cost_over_time(evals: Evals, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:

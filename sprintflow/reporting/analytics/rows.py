@@ -46,15 +46,10 @@ def _span(evals: Evals, kind: str | None = None) -> pd.Series:
 
 
 def _first_evaluations(evals: Evals) -> pd.DataFrame:
-    """Each sprint's first evaluation (:data:`IN_TIME`): ``sprint, contract_id, iteration, result, timestamp``,
-    in order of the sprints' first evaluations. Chosen in SQL once per table, for every table that asks."""
-    table = EvalTable.of(evals)
-    first = ", ".join(f"arg_min_null({column}, place) AS {column}"
-                      for column in ("contract_id", "iteration", "result", "timestamp"))
-    kept = table.kept("first_evaluations", f"""
-        SELECT sprint, {first} FROM (SELECT *, {IN_TIME} AS place FROM {table.sprinted()} WHERE kind = 'evaluation')
-        GROUP BY sprint ORDER BY min(place)""")
-    return table.query(f"SELECT * FROM {kept}")
+    """Each sprint's first evaluation (earliest timestamp, then lowest iteration)."""
+    rows = _kind(evals, "evaluation", "sprint", "contract_id", "iteration", "result", "timestamp")
+    rows = rows.sort_values(["timestamp", "iteration"], kind="stable")
+    return rows.drop_duplicates("sprint", keep="first")
 
 
 def _engine_names(values: pd.Series) -> pd.Series:
