@@ -135,6 +135,30 @@ def test_time_to_green_per_contract(evals):
     assert table.green_at.iloc[0] == pd.Timestamp("2026-01-06 10:00", tz="UTC")
 
 
+def test_a_sprint_is_named_by_its_first_evaluation_in_time_even_where_that_names_nothing(tmp_path):
+    # Recorded out of order: the first in time names no engine; two passes tie in time, the iteration decides.
+    at = pd.Timestamp("2026-01-05 10:00", tz="UTC")
+    rows = [{"kind": "evaluation", "contract_id": "A", "iteration": 3, "timestamp": at + pd.Timedelta(hours=1),
+             "result": "pass", "engine": "codex", "executor": "local", "eval_id": "tie"},
+            {"kind": "evaluation", "contract_id": "A", "iteration": 1, "timestamp": at, "result": "fail",
+             "engine": None, "executor": None, "eval_id": "early"},
+            {"kind": "evaluation", "contract_id": "A", "iteration": 2, "timestamp": at + pd.Timedelta(hours=1),
+             "result": "pass", "engine": "codex", "executor": "docker", "eval_id": "late"}]
+    append_rows(tmp_path, EVALS, rows)
+    for source in (pd.DataFrame(rows), read_table(tmp_path, EVALS)):
+        table = r.time_to_green(source)
+        assert values(table, ["engine", "executor", "evaluations", "iterations", "iterations_to_green",
+                              "hours_to_green"]) == [[r.UNKNOWN_ENGINE, None, 3, 3, 2, 1.0]]
+
+    # Two engines on contract A: each side's latest evaluation is the latest in time (then the highest
+    # iteration), not the last recorded.
+    other = [{**row, "workspace": "/b", "engine": "claude", "eval_id": f"b-{row['eval_id']}"} for row in rows]
+    both = [{**row, "workspace": "/a", "engine": "codex"} for row in rows] + other
+    pairs = r.engine_side_by_side(pd.DataFrame(both))
+    assert values(pairs, ["contract_id", "engine_a", "last_eval_id_a", "last_result_a", "engine_b",
+                          "last_eval_id_b"]) == [["A", "claude", "b-tie", "pass", "codex", "tie"]]
+
+
 def test_criteria_coverage_per_criterion_and_summary(evals):
     coverage = r.criteria_coverage(evals)
     assert values(coverage, ["contract_id", "criterion", "method", "evaluations", "passed", "failed", "skipped",
