@@ -170,10 +170,13 @@ def _green_line(green: pd.DataFrame) -> list[str]:
     done = green[green["green"]]
     if done.empty:
         return [f"  no sprint has passed yet ({len(green)} evaluated)"]
-    median = float(done["iterations_to_green"].median())
+    # A green sprint whose rows lack an iteration or a timestamp (a damaged history) has no count or clock.
+    iterations = done["iterations_to_green"].astype("Float64").dropna().astype(float)
+    counted = f"median {iterations.median():g}, mean {iterations.mean():.2f}" if len(iterations) else "n/a"
+    hours = done["hours_to_green"].dropna()
+    timed = f"mean {hours.mean():.1f} h" if len(hours) else "n/a"
     return [(f"  {_pct(len(done) / len(green))} of {len(green):,} sprints went green; iterations to "
-             f"green: median {median:g}, mean {float(done['iterations_to_green'].mean()):.2f}; "
-             f"mean {done['hours_to_green'].mean():.1f} h from first evaluation to green")]
+             f"green: {counted}; {timed} from first evaluation to green")]
 
 
 def _strategy_lines(t: dict[str, pd.DataFrame]) -> list[str]:

@@ -93,6 +93,26 @@ def test_an_empty_workspace_still_gets_a_report(tmp_path):
     assert "No evaluations recorded yet" in (tmp_path / "out" / "report.html").read_text()
 
 
+def test_history_rows_missing_what_evaluations_always_carry_still_get_a_report(tmp_path):
+    # Written by hand or damaged: no eval id, no contract, no iteration or timestamp, a 100,000-character hash.
+    from sprintflow.history.dataset import EVALS, append_rows
+
+    rows = [{"kind": "evaluation", "contract_id": "A", "iteration": None, "timestamp": None, "result": "pass"},
+            {"kind": "evaluation", "contract_id": None, "iteration": 2**31 - 1, "result": "fail",
+             "timestamp": pd.Timestamp("2026-01-01", tz="UTC")},
+            *({"kind": "strategy", "name": "lint", "workspace_hash": "h" * 100_000, "result": result,
+               "timestamp": pd.Timestamp("2026-01-01", tz="UTC")} for result in ("pass", "fail"))]
+    append_rows(tmp_path / ".sprintflow" / "history", EVALS, rows)
+    result = run(tmp_path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "sprints went green; iterations to green: n/a; n/a from first evaluation to green" in result.output
+    page = (tmp_path / "out" / "report.html").read_text()
+    sampled = re.search(r'id="sprintflow-evaluations">(.*?)</script>', page).group(1)
+    assert '"eval_id":null' in sampled and '"iteration":2147483647' in sampled
+    assert pd.read_csv(tmp_path / "out" / "csv" / "flaky-strategies.csv")[["strategy", "flips"]].values.tolist() == [
+        ["lint", 1]]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--since", "last tuesday"], "--since 'last tuesday': expected a date"),
     (["--since", "2026-05-01", "--flow"], "does not exist"),

@@ -55,7 +55,9 @@ def _sample(table: EvalTable, evaluations: pd.DataFrame, to_green: pd.DataFrame,
     for row, parts_of in zip(picked.itertuples(index=False), results, strict=True):
         green = green_at.get(int(row.sprint))
         records.append({
-            "key": f"{row.eval_id}@{row.timestamp.isoformat()}", "eval_id": row.eval_id,
+            # A row without an eval id (a history written by hand, or damaged) is still shown: JSON has no NaN.
+            "key": f"{'' if pd.isna(row.eval_id) else row.eval_id}@{row.timestamp.isoformat()}",
+            "eval_id": None if pd.isna(row.eval_id) else str(row.eval_id),
             "at": row.timestamp.strftime("%Y-%m-%d %H:%M"), "day": str(row.day), "contract": str(row.contract),
             "contract_id": str(row.contract_id), "iteration": int(row.iteration), "result": str(row.result),
             "workspace": None if pd.isna(row.workspace) else str(row.workspace),
