@@ -40,8 +40,8 @@ def time_to_green(evals: Evals) -> pd.DataFrame:
         False
     """
     source = EvalTable.of(evals)
-    # A sprint's first row in time names it (arg_min_null: a first row without a workspace has none), its first
-    # pass makes it green. One pass over the evaluations, in SQL: pandas gets one row per sprint.
+    # A sprint's first row in time names it (arg_min_null: a first row that names no engine gives none), its
+    # first pass makes it green. One pass over the evaluations, in SQL: pandas gets one row per sprint.
     first = "arg_min_null({0}, place) AS {0}"
     table = source.query(f"""
         WITH rows AS (SELECT *, {IN_TIME} AS place FROM {source.sprinted()} WHERE kind = 'evaluation')
