@@ -123,7 +123,9 @@ class EvalTable:
         sources = []
         if files:
             present = [str(name) for name in connection.read_parquet(files, union_by_name=True).columns]
-            sources.append(f"SELECT {_select(present)}, file_index * {_FILE_ROWS} + file_row_number AS _row "
+            # BIGINT: DuckDB's file_index is unsigned, and its product a HUGEINT, which reaches pandas as Python
+            # Decimals (slow, and a frame of them sent back to DuckDB is typed by its first values).
+            sources.append(f"SELECT {_select(present)}, file_index::BIGINT * {_FILE_ROWS} + file_row_number AS _row "
                            "FROM read_parquet($files, union_by_name = true)")
         if extra is not None and len(extra):
             connection.register("_extra", extra.reset_index(drop=True).rename_axis("_position").reset_index())

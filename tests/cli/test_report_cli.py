@@ -113,6 +113,26 @@ def test_history_rows_missing_what_evaluations_always_carry_still_get_a_report(t
         ["lint", 1]]
 
 
+def test_a_history_in_several_files_gets_a_report_whatever_order_its_evaluations_were_written_in(tmp_path):
+    # Rows are numbered across files (file index times 2**40). The page's sample looks its evaluations up newest
+    # first: here 1,999 in the first file, then an older one in a second file. Numbered as DuckDB's HUGEINT, they
+    # reached pandas as Decimals, and DuckDB typed the frame sent back by every other one of them: DECIMAL(4,0).
+    from sprintflow.history.dataset import EVALS, append_rows
+    from sprintflow.history.query import EvalTable
+
+    history, start = tmp_path / ".sprintflow" / "history", pd.Timestamp("2026-03-01", tz="UTC")
+    append_rows(history, EVALS, [{"kind": "evaluation", "eval_id": f"e{n}", "contract_id": "A", "iteration": 1,
+                                  "result": "pass", "timestamp": start + pd.Timedelta(days=n // 12, minutes=n % 12)}
+                                 for n in range(1999)])  # 12 a day: each is in the page's sample
+    append_rows(history, EVALS, [{"kind": "evaluation", "eval_id": "older", "contract_id": "A", "iteration": 1,
+                                  "result": "pass", "timestamp": pd.Timestamp("2026-01-01", tz="UTC")}])
+    assert str(EvalTable.over_files(history).rows("evaluation", ["_row"])["_row"].dtype) == "int64"
+    result = run(tmp_path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    sampled = re.search(r'id="sprintflow-evaluations">(.*?)</script>', (tmp_path / "out" / "report.html").read_text())
+    assert sampled.group(1).count('"eval_id":') == 2000 and '"eval_id":"older"' in sampled.group(1)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--since", "last tuesday"], "--since 'last tuesday': expected a date"),
     (["--since", "2026-05-01", "--flow"], "does not exist"),
