@@ -337,6 +337,27 @@ def test_a_capped_flaky_test_view_says_how_many_tests_it_leaves_out(tmp_path, mo
             f"content ({retested - 2:,} left out; csv/flaky-tests.csv has them all).") in text
 
 
+def test_flips_follow_time_not_the_order_rows_were_recorded_in(tmp_path, monkeypatch):
+    # One strategy's runs on hash "h", recorded out of order: in time pass (01-01), pass, fail (a tie on 01-02,
+    # broken by the order recorded), fail (01-03), fail (no time: last). One flip in four comparisons, on 01-02;
+    # the first run in time (01-01) is no comparison, and a run without a time is on no day of the page.
+    monkeypatch.delenv("SPRINTFLOW_HISTORY", raising=False)
+    runs = [("e2e", "h", "2026-01-03", "fail"), ("e2e", "h", "2026-01-01", "pass"), ("e2e", "h", None, "fail"),
+            ("e2e", "h", "2026-01-02", "pass"), ("e2e", "h", "2026-01-02", "fail"), ("e2e", "once", "2026-01-01",
+            "fail"), ("lint", "h", "2026-01-02", "pass"), ("lint", "h", "2026-01-01", "pass")]
+    append_rows(WorkspaceLayout(tmp_path).history_dir, EVALS, [
+        {"kind": "strategy", "name": name, "workspace_hash": hash_, "result": result, "cached": False,
+         "contract_id": "c", "executor": "local", "timestamp": at and datetime.fromisoformat(at + "T00:00:00+00:00")}
+        for name, hash_, at, result in runs])
+    report = build_report(load_history(tmp_path), workspace=str(tmp_path))
+    flaky = report.tables["flaky-strategies"]
+    assert flaky[["strategy", "repeated_hashes", "flaky_hashes", "runs", "flips"]].values.tolist() == [
+        ["e2e", 1, 1, 5, 1], ["lint", 1, 0, 2, 0]]
+    cube = report.page.flips
+    assert cube[["day", "name", "comparisons", "flips"]].values.tolist() == [
+        ["2026-01-02", "e2e", 2, 1], ["2026-01-02", "lint", 1, 0], ["2026-01-03", "e2e", 1, 0]]
+
+
 def _nightly_workspace(root, days: int):
     """Nightly sprints: two contracts evaluated every day, the shape whose cubes grow with the days."""
     layout, rows = WorkspaceLayout(root), []

@@ -23,34 +23,52 @@ _FRESH = ("kind = 'strategy' AND result IN ('pass', 'fail') AND workspace_hash I
 failed, on a known content hash."""
 
 
-def _reruns(rows: str) -> str:
-    """SQL: the runs of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``) on a (name, hash)
-    run more than once, in time order, each with ``before`` (the outcome of the run before it on that hash,
-    null for the first) and its ``position`` there (1 for the first).
+_TWO_64 = "18446744073709551616"
+_IN_TIME = f"(coalesce(epoch_us(timestamp), 9223372036854775807)::HUGEINT * {_TWO_64} + _row)"
+"""SQL: a run's place in time as one number: its timestamp (none last), then its ``_row`` (never negative, below
+2**63), as a window ordered by ``timestamp, _row`` puts them. One number: DuckDB's ``min`` of a struct is slower."""
 
-    Runs of a hash run once are left out before the runs are ordered: most hashes are judged once. They are
-    found by the hash's 64-bit digest (a table of ten million content hashes as text outgrows memory; as
-    digests it takes a sixth), and a hash whose digest it shares with another is still kept apart: only a
-    hash with more than one run of its own is kept. The rows are read twice rather than held (a million
-    strategy rows with their hashes: 120 MB).
+
+def _hash_runs(rows: str) -> str:
+    """SQL: per (name, hash) of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``): its
+    ``runs``, ``passes``, ``first_row`` (the ``_row`` of its first run in time) and ``mixed_hash`` (the hash
+    where it had both outcomes, else null).
+
+    Only a hash with both outcomes can flip, so only its runs are put in order (:func:`_flips`); the others
+    are only counted, and their text is not kept (ten million hashes as text outgrow memory).
     """
     return f"""
-        WITH runs AS NOT MATERIALIZED (SELECT * FROM ({rows}) WHERE name IS NOT NULL),
-        repeated AS (SELECT name, hash(workspace_hash) AS digest FROM runs GROUP BY ALL HAVING count(*) > 1)
-        SELECT * EXCLUDE (digest), lag(passed) OVER run AS before, row_number() OVER run AS position
-        FROM (SELECT *, hash(workspace_hash) AS digest FROM runs) SEMI JOIN repeated USING (name, digest)
-        WINDOW run AS (PARTITION BY name, workspace_hash ORDER BY timestamp, _row)
-        QUALIFY count(*) OVER (PARTITION BY name, workspace_hash) > 1"""
+        SELECT name, count(*) AS runs, count(*) FILTER (WHERE passed) AS passes,
+               (min({_IN_TIME}) % {_TWO_64})::BIGINT AS first_row,
+               CASE WHEN count(*) FILTER (WHERE passed) NOT IN (0, count(*)) THEN workspace_hash END AS mixed_hash
+        FROM ({rows}) WHERE name IS NOT NULL AND workspace_hash IS NOT NULL GROUP BY name, workspace_hash"""
 
 
-def _strategy_reruns(table: EvalTable) -> str:
-    """The table of :func:`_reruns` of the fresh strategy runs, with their ``contract_id, executor, sprint``:
-    made once, for :func:`flaky_strategies` and the report page's flips. Only the re-runs are numbered by
-    sprint (a tenth of the runs)."""
+def _flips(rows: str, hashes: str) -> str:
+    """SQL: the runs of ``rows`` whose outcome differs from the run before them in time on the same (name, hash):
+    the flips, counted on the later run. ``hashes``: :func:`_hash_runs` of the same rows."""
+    return f"""
+        SELECT * EXCLUDE (before) FROM (
+            SELECT *, lag(passed) OVER (PARTITION BY name, workspace_hash ORDER BY timestamp, _row) AS before
+            FROM ({rows}) SEMI JOIN (SELECT name, mixed_hash AS workspace_hash FROM {hashes}
+                                      WHERE mixed_hash IS NOT NULL) USING (name, workspace_hash))
+        WHERE passed <> before"""
+
+
+def _strategy_runs(table: EvalTable) -> str:
+    """SQL: the fresh strategy runs, naming what :func:`_hash_runs` reads and their ``contract_id, executor`` and
+    :meth:`~EvalTable.sprint_columns`."""
     columns = dict.fromkeys(["contract_id", "executor", "_row", *table.sprint_columns()])
-    rows = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
+    return (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
             f"FROM evals WHERE {_FRESH}")
-    return table.kept("strategy_reruns", table.numbered(_reruns(rows)))
+
+
+def _strategy_hashes(table: EvalTable) -> tuple[str, str]:
+    """The tables of :func:`_hash_runs` and :func:`_flips` of the fresh strategy runs: made once, for
+    :func:`flaky_strategies` and the report page's flips."""
+    runs = _strategy_runs(table)
+    hashes = table.kept("strategy_hashes", _hash_runs(runs))
+    return hashes, table.kept("strategy_flips", _flips(runs, hashes))
 
 
 def flaky_strategies(evals: Evals) -> pd.DataFrame:
@@ -65,14 +83,12 @@ def flaky_strategies(evals: Evals) -> pd.DataFrame:
         outcomes), ``runs``, ``flips``, ``flip_rate`` (flips / comparisons); flakiest first.
     """
     source = EvalTable.of(evals)
+    hashes, flips = _strategy_hashes(source)
     table = source.query(f"""
-        WITH per_hash AS (SELECT name AS strategy, workspace_hash, count(*) AS runs,
-                                 count(*) FILTER (WHERE passed <> before) AS flips,
-                                 count(*) FILTER (WHERE passed) AS passes
-                          FROM {_strategy_reruns(source)} GROUP BY ALL)
-        SELECT strategy, count(*) AS repeated_hashes, count(*) FILTER (WHERE passes > 0 AND passes < runs)
-               AS flaky_hashes, sum(runs)::BIGINT AS runs, sum(flips)::BIGINT AS flips
-        FROM per_hash GROUP BY strategy ORDER BY strategy""").set_index("strategy")
+        SELECT name AS strategy, count(*) AS repeated_hashes, count(mixed_hash) AS flaky_hashes,
+               sum(runs)::BIGINT AS runs, coalesce(any_value(f.flips), 0) AS flips
+        FROM {hashes} LEFT JOIN (SELECT name, count(*) AS flips FROM {flips} GROUP BY name) f USING (name)
+        WHERE runs > 1 GROUP BY name ORDER BY name""").set_index("strategy")
     table["flip_rate"] = table["flips"] / (table["runs"] - table["repeated_hashes"])
     table = table.astype({"flaky_hashes": np.int64, "flips": np.int64})
     return table.reset_index().sort_values(["flip_rate", "strategy"], ascending=[False, True],
