@@ -29,46 +29,57 @@ _IN_TIME = f"(coalesce(epoch_us(timestamp), 9223372036854775807)::HUGEINT * {_TW
 2**63), as a window ordered by ``timestamp, _row`` puts them. One number: DuckDB's ``min`` of a struct is slower."""
 
 
-def _hash_runs(rows: str) -> str:
-    """SQL: per (name, hash) of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``): its
-    ``runs``, ``passes``, ``first_row`` (the ``_row`` of its first run in time) and ``mixed_hash`` (the hash
-    where it had both outcomes, else null).
+def _reruns(rows: str) -> str:
+    """SQL: the runs of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``) on a (name, hash)
+    that may have run more than once.
+
+    Most hashes are judged once: their runs are left out before anything is put in order or kept. They are
+    found by the hash's 64-bit digest (ten million content hashes as text outgrow memory; as digests they take
+    a sixth); a hash run once whose digest another hash shares stays in, and :func:`_hash_runs` counts it as
+    run once.
+    """
+    return f"""
+        WITH runs AS NOT MATERIALIZED (SELECT * FROM ({rows}) WHERE name IS NOT NULL AND workspace_hash IS NOT NULL),
+        repeated AS (SELECT name, hash(workspace_hash) AS digest FROM runs GROUP BY ALL HAVING count(*) > 1)
+        SELECT * EXCLUDE (digest) FROM (SELECT *, hash(workspace_hash) AS digest FROM runs)
+        SEMI JOIN repeated USING (name, digest)"""
+
+
+def _hash_runs(reruns: str) -> str:
+    """SQL: per (name, hash) of ``reruns`` (:func:`_reruns`): its ``runs``, ``passes``, ``first_row`` (the ``_row``
+    of its first run in time) and ``mixed_hash`` (the hash where it had both outcomes, else null).
 
     Only a hash with both outcomes can flip, so only its runs are put in order (:func:`_flips`); the others
-    are only counted, and their text is not kept (ten million hashes as text outgrow memory).
+    are only counted.
     """
     return f"""
         SELECT name, count(*) AS runs, count(*) FILTER (WHERE passed) AS passes,
                (min({_IN_TIME}) % {_TWO_64})::BIGINT AS first_row,
                CASE WHEN count(*) FILTER (WHERE passed) NOT IN (0, count(*)) THEN workspace_hash END AS mixed_hash
-        FROM ({rows}) WHERE name IS NOT NULL AND workspace_hash IS NOT NULL GROUP BY name, workspace_hash"""
+        FROM {reruns} GROUP BY name, workspace_hash"""
 
 
-def _flips(rows: str, hashes: str) -> str:
-    """SQL: the runs of ``rows`` whose outcome differs from the run before them in time on the same (name, hash):
-    the flips, counted on the later run. ``hashes``: :func:`_hash_runs` of the same rows."""
+def _flips(reruns: str, hashes: str) -> str:
+    """SQL: the runs of ``reruns`` whose outcome differs from the run before them in time on the same (name,
+    hash): the flips, counted on the later run. ``hashes``: :func:`_hash_runs` of the same runs."""
     return f"""
         SELECT * EXCLUDE (before) FROM (
             SELECT *, lag(passed) OVER (PARTITION BY name, workspace_hash ORDER BY timestamp, _row) AS before
-            FROM ({rows}) SEMI JOIN (SELECT name, mixed_hash AS workspace_hash FROM {hashes}
-                                      WHERE mixed_hash IS NOT NULL) USING (name, workspace_hash))
+            FROM {reruns} SEMI JOIN (SELECT name, mixed_hash AS workspace_hash FROM {hashes}
+                                     WHERE mixed_hash IS NOT NULL) USING (name, workspace_hash))
         WHERE passed <> before"""
 
 
-def _strategy_runs(table: EvalTable) -> str:
-    """SQL: the fresh strategy runs, naming what :func:`_hash_runs` reads and their ``contract_id, executor`` and
-    :meth:`~EvalTable.sprint_columns`."""
+def _strategy_reruns(table: EvalTable) -> tuple[str, str, str]:
+    """The tables of :func:`_reruns`, :func:`_hash_runs` and :func:`_flips` of the fresh strategy runs (with their
+    ``contract_id, executor`` and :meth:`~EvalTable.sprint_columns`): made once, for :func:`flaky_strategies`
+    and the report page's flips."""
     columns = dict.fromkeys(["contract_id", "executor", "_row", *table.sprint_columns()])
-    return (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
+    runs = (f"SELECT name, workspace_hash, result = 'pass' AS passed, timestamp, {', '.join(columns)} "
             f"FROM evals WHERE {_FRESH}")
-
-
-def _strategy_hashes(table: EvalTable) -> tuple[str, str]:
-    """The tables of :func:`_hash_runs` and :func:`_flips` of the fresh strategy runs: made once, for
-    :func:`flaky_strategies` and the report page's flips."""
-    runs = _strategy_runs(table)
-    hashes = table.kept("strategy_hashes", _hash_runs(runs))
-    return hashes, table.kept("strategy_flips", _flips(runs, hashes))
+    reruns = table.kept("strategy_reruns", _reruns(runs))
+    hashes = table.kept("strategy_hashes", _hash_runs(reruns))
+    return reruns, hashes, table.kept("strategy_flips", _flips(reruns, hashes))
 
 
 def flaky_strategies(evals: Evals) -> pd.DataFrame:
@@ -83,7 +94,7 @@ def flaky_strategies(evals: Evals) -> pd.DataFrame:
         outcomes), ``runs``, ``flips``, ``flip_rate`` (flips / comparisons); flakiest first.
     """
     source = EvalTable.of(evals)
-    hashes, flips = _strategy_hashes(source)
+    _, hashes, flips = _strategy_reruns(source)
     table = source.query(f"""
         SELECT name AS strategy, count(*) AS repeated_hashes, count(mixed_hash) AS flaky_hashes,
                sum(runs)::BIGINT AS runs, coalesce(any_value(f.flips), 0) AS flips

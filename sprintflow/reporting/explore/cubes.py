@@ -16,7 +16,7 @@ from sprintflow.history.query import EvalTable
 from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.analytics.flakiness import _flips as _flipped_runs
-from sprintflow.reporting.analytics.flakiness import _hash_runs, _strategy_hashes, _strategy_runs
+from sprintflow.reporting.analytics.flakiness import _hash_runs, _reruns, _strategy_reruns
 from sprintflow.reporting.analytics.periods import _utc_sql
 from sprintflow.reporting.analytics.rates import _COUNTS
 
@@ -248,24 +248,24 @@ def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests:
         "_row": np.arange(len(tests), dtype=np.int64)})
     engines = pd.DataFrame({"sprint": first.index.to_numpy(dtype=np.int64),
                             "engine": first["engine"].astype(object).fillna(r.UNKNOWN_ENGINE).to_numpy()})
-    test_hashes = _hash_runs("SELECT * FROM _tests")
-    test_cube = _flip_cube("test", "SELECT * FROM _tests", f"({test_hashes})",
-                           f"({_flipped_runs('SELECT * FROM _tests', f'({test_hashes})')})", ["sprint"], str)
-    strategy_cube = _flip_cube("strategy", _strategy_runs(table), *_strategy_hashes(table), table.sprint_columns(),
-                               table.numbered)
+    test_reruns = f"({_reruns('SELECT * FROM _tests')})"
+    test_hashes = f"({_hash_runs(test_reruns)})"
+    test_cube = _flip_cube("test", test_reruns, test_hashes, f"({_flipped_runs(test_reruns, test_hashes)})",
+                           ["sprint"], str)
+    strategy_cube = _flip_cube("strategy", *_strategy_reruns(table), table.sprint_columns(), table.numbered)
     return pd.concat([table.query(test_cube, _tests=tests, _engines=engines, _named=_named(named)),
                       table.query(strategy_cube, _engines=engines, _named=_named(named))], ignore_index=True)
 
 
-def _flip_cube(level: str, runs: str, hashes: str, flips: str, sprint: list[str], number: Callable[[str], str]
-               ) -> str:
+def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[str], number: Callable[[str], str]
+                ) -> str:
     """SQL of one level of :func:`_flips`: the comparisons (each run but the first in time on its (name, hash))
-    and flips of ``runs`` (SQL naming ``name, workspace_hash, passed, timestamp, contract_id, executor, _row``
-    and the ``sprint`` columns, which ``number`` turns into the sprint's number), counted on the later run's day,
-    under its sprint's engine (``_engines``) and its contract's bucket (``_named``). ``hashes`` and ``flips``:
-    :func:`~.flakiness._hash_runs` and :func:`~.flakiness._flips` of ``runs`` (tables, or SQL in brackets)."""
-    later = (f"SELECT *, false AS flip FROM ({runs}) ANTI JOIN (SELECT first_row AS _row FROM {hashes}) "
-             "USING (_row) WHERE name IS NOT NULL AND workspace_hash IS NOT NULL "
+    and flips of ``reruns`` (:func:`~.flakiness._reruns` of rows naming ``name, workspace_hash, passed, timestamp,
+    contract_id, executor, _row`` and the ``sprint`` columns, which ``number`` turns into the sprint's number),
+    counted on the later run's day, under its sprint's engine (``_engines``) and its contract's bucket
+    (``_named``). ``hashes`` and ``flips``: :func:`~.flakiness._hash_runs` and :func:`~.flakiness._flips` of
+    ``reruns``; each a table, or SQL in brackets."""
+    later = (f"SELECT *, false AS flip FROM {reruns} ANTI JOIN (SELECT first_row AS _row FROM {hashes}) USING (_row) "
              f"UNION ALL BY NAME SELECT *, true AS flip FROM {flips}")
     keys = ", ".join(dict.fromkeys(["name", "contract_id", "executor", *sprint]))
     per_sprint = number(f"""
