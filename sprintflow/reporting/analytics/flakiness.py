@@ -33,16 +33,16 @@ def _reruns(rows: str) -> str:
     """SQL: the runs of ``rows`` (SQL naming ``name, workspace_hash, passed, timestamp, _row``) on a (name, hash)
     that may have run more than once.
 
-    Most hashes are judged once: their runs are left out before anything is put in order or kept. They are
-    found by the hash's 64-bit digest (ten million content hashes as text outgrow memory; as digests they take
-    a sixth); a hash run once whose digest another hash shares stays in, and :func:`_hash_runs` counts it as
-    run once.
+    Most hashes are judged once: their runs are left out before anything is put in order or kept. The pairs
+    run more than once are found by one 64-bit digest of name and hash (ten million content hashes as text
+    outgrow memory, and a join on the name and a digest took three times as long); a pair run once whose digest
+    another pair shares stays in, and :func:`_hash_runs` counts it as run once.
     """
     return f"""
         WITH runs AS NOT MATERIALIZED (SELECT * FROM ({rows}) WHERE name IS NOT NULL AND workspace_hash IS NOT NULL),
-        repeated AS (SELECT name, hash(workspace_hash) AS digest FROM runs GROUP BY ALL HAVING count(*) > 1)
-        SELECT * EXCLUDE (digest) FROM (SELECT *, hash(workspace_hash) AS digest FROM runs)
-        SEMI JOIN repeated USING (name, digest)"""
+        repeated AS (SELECT hash(name, workspace_hash) AS digest FROM runs GROUP BY ALL HAVING count(*) > 1)
+        SELECT * EXCLUDE (digest) FROM (SELECT *, hash(name, workspace_hash) AS digest FROM runs)
+        SEMI JOIN repeated USING (digest)"""
 
 
 def _hash_runs(reruns: str) -> str:
