@@ -49,6 +49,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from prefect import Flow
 from prefect.states import Completed, Failed, State
+from prefect.utilities.callables import ParameterSchema, parameter_schema
 from pydantic_core import to_jsonable_python
 
 from sprintflow.errors import SprintflowError
@@ -263,8 +264,41 @@ class PlainParametersFlow(Flow[P, R]):
         {'workspace': '/w', 'notes': ['a'], 'lock': '<object>'}
     """
 
+    _parameter_schema: ParameterSchema | None = None
+
+    def __init__(self, fn: Callable[P, R], **options: Any) -> None:
+        with _parameter_schema_on_demand():
+            super().__init__(fn, **options)
+
+    # Why: Prefect builds the flow's parameter schema when the flow is declared, and the first one
+    # imports pydantic.v1 to look for v1 models: 80 ms of every sprintflow process that imports a
+    # flow (benchmarks/cli.py). Only a deployment reads a schema, and it builds its own
+    # (RunnerDeployment, `prefect deploy`); this one is built the first time it is asked for.
+    @property
+    def parameters(self) -> ParameterSchema:
+        if self._parameter_schema is None:
+            self._parameter_schema = parameter_schema(self.fn)
+        return self._parameter_schema
+
+    @parameters.setter
+    def parameters(self, schema: ParameterSchema | None) -> None:
+        self._parameter_schema = schema
+
     def serialize_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
         return {key: _jsonable(value) for key, value in parameters.items()}
+
+
+@contextmanager
+def _parameter_schema_on_demand() -> Iterator[None]:
+    """While a :class:`PlainParametersFlow` is declared, Prefect's ``Flow`` builds no parameter schema."""
+    import prefect.flows
+
+    build = prefect.flows.parameter_schema
+    prefect.flows.parameter_schema = lambda fn: None  # type: ignore[assignment,return-value]
+    try:
+        yield
+    finally:
+        prefect.flows.parameter_schema = build
 
 
 def _jsonable(value: Any) -> Any:

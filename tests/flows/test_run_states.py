@@ -180,3 +180,22 @@ def test_every_flow_takes_plain_json_parameters_so_a_python_caller_needs_no_vali
                 continue
             odd = [t for t in types_in(annotation) if t not in plain]
             assert not odd, f"{found.name}({name}: {annotation}) is not plain JSON"
+
+
+def test_every_flow_still_gives_prefects_parameter_schema_when_asked_for_it():
+    """sprintflow's flows build their parameter schema on first use, not when declared (``PlainParametersFlow``):
+    what a caller reads is still the schema Prefect builds, for the entry flows of the deployments too."""
+    from prefect import Flow
+    from prefect.utilities.callables import parameter_schema
+
+    from sprintflow.deployments import flows as entry
+    from sprintflow.flows import evaluate, plan, report, score, sprint
+
+    flows = [f for module in (evaluate, plan, report, score, sprint, entry) for f in vars(module).values()
+             if isinstance(f, Flow)]
+    assert {f.name for f in flows} >= {"evaluate", "sprint", "evaluate-workspace", "sprint-workspace"}
+    for found in flows:
+        schema = found.parameters
+        assert schema == parameter_schema(found.fn) and schema.properties, found.name
+        assert found.parameters is schema  # built once
+    assert "params" in next(f for f in flows if f.name == "sprint-workspace").parameters.properties
