@@ -290,15 +290,18 @@ class PlainParametersFlow(Flow[P, R]):
 
 @contextmanager
 def _parameter_schema_on_demand() -> Iterator[None]:
-    """While a :class:`PlainParametersFlow` is declared, Prefect's ``Flow`` builds no parameter schema."""
+    """While a :class:`PlainParametersFlow` is declared, Prefect's ``Flow`` builds no parameter schema.
+
+    Prefect's own function is put back, not whatever was there: two declarations in two threads
+    cannot leave the stand-in behind.
+    """
     import prefect.flows
 
-    build = prefect.flows.parameter_schema
     prefect.flows.parameter_schema = lambda fn: None  # type: ignore[assignment,return-value]
     try:
         yield
     finally:
-        prefect.flows.parameter_schema = build
+        prefect.flows.parameter_schema = parameter_schema
 
 
 def _jsonable(value: Any) -> Any:

@@ -199,3 +199,6 @@ def test_every_flow_still_gives_prefects_parameter_schema_when_asked_for_it():
         assert schema == parameter_schema(found.fn) and schema.properties, found.name
         assert found.parameters is schema  # built once
     assert "params" in next(f for f in flows if f.name == "sprint-workspace").parameters.properties
+    import prefect.flows
+
+    assert prefect.flows.parameter_schema is parameter_schema  # Prefect's own, for every other Flow
