@@ -264,16 +264,16 @@ class PlainParametersFlow(Flow[P, R]):
         {'workspace': '/w', 'notes': ['a'], 'lock': '<object>'}
     """
 
+    # Why: Prefect builds the flow's parameter schema when the flow is declared, and the first one
+    # imports pydantic.v1 to look for v1 models: 80 ms of every sprintflow process that imports a
+    # flow (benchmarks/cli.py). Only a deployment reads a schema, and it builds its own
+    # (RunnerDeployment, `prefect deploy`); this one is built the first time it is asked for.
     _parameter_schema: ParameterSchema | None = None
 
     def __init__(self, fn: Callable[P, R], **options: Any) -> None:
         with _parameter_schema_on_demand():
             super().__init__(fn, **options)
 
-    # Why: Prefect builds the flow's parameter schema when the flow is declared, and the first one
-    # imports pydantic.v1 to look for v1 models: 80 ms of every sprintflow process that imports a
-    # flow (benchmarks/cli.py). Only a deployment reads a schema, and it builds its own
-    # (RunnerDeployment, `prefect deploy`); this one is built the first time it is asked for.
     @property
     def parameters(self) -> ParameterSchema:
         if self._parameter_schema is None:

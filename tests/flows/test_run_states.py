@@ -185,6 +185,7 @@ def test_every_flow_takes_plain_json_parameters_so_a_python_caller_needs_no_vali
 def test_every_flow_still_gives_prefects_parameter_schema_when_asked_for_it():
     """sprintflow's flows build their parameter schema on first use, not when declared (``PlainParametersFlow``):
     what a caller reads is still the schema Prefect builds, for the entry flows of the deployments too."""
+    import prefect.flows
     from prefect import Flow
     from prefect.utilities.callables import parameter_schema
 
@@ -199,6 +200,4 @@ def test_every_flow_still_gives_prefects_parameter_schema_when_asked_for_it():
         assert schema == parameter_schema(found.fn) and schema.properties, found.name
         assert found.parameters is schema  # built once
     assert "params" in next(f for f in flows if f.name == "sprint-workspace").parameters.properties
-    import prefect.flows
-
     assert prefect.flows.parameter_schema is parameter_schema  # Prefect's own, for every other Flow
