@@ -73,6 +73,7 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
     criterion_greens = r.criterion_greens(evals)
     side_by_side = r.engine_side_by_side(evals, to_green=to_green)
     linked_tests = r.tests_with_hashes(evals, history.tests)
+    costs = r.cost_per_sprint(evals)
     tables = {
         "pass-rate-by-week": r.pass_rate_by_week(evals, by_strategy=False),
         "first-pass-yield": r.first_pass_yield(evals),
@@ -95,9 +96,9 @@ def build_report(history: History, *, workspace: str = "", since: str | None = N
         "score-by-prompt": r.score_by_prompt(history.scores),
         "score-trends": r.score_trends(history.scores),
         "score-epochs": r.score_epochs(history.scores),
-        "cost-per-sprint": r.cost_per_sprint(evals),
+        "cost-per-sprint": costs,
         "cost-over-time": r.cost_over_time(evals, greens=criterion_greens),
-        "engine-comparison": r.engine_comparison(evals, to_green=to_green),
+        "engine-comparison": r.engine_comparison(evals, to_green=to_green, costs=costs),
         "engine-side-by-side": side_by_side,
         "engine-pairs": r.engine_pairs(side_by_side),
         "testrun-trends": r.testrun_trends(history.testruns),

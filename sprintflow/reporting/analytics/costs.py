@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals
+from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.green import criterion_greens
-from sprintflow.reporting.analytics.periods import _freq, period_start
-from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _kind, _span
+from sprintflow.reporting.analytics.periods import _freq, _period_sql, period_start
+from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _span
 
 __all__ = [
     "cost_over_time",
     "cost_per_sprint",
 ]
+
+_COST = "CASE WHEN count(cost_usd) > 0 THEN fsum(cost_usd) END"
+"""SQL: the reported cost of a group, empty when none was reported (fsum: compensated, as pandas sums)."""
 
 
 def cost_per_sprint(evals: Evals) -> pd.DataFrame:
@@ -29,18 +32,18 @@ def cost_per_sprint(evals: Evals) -> pd.DataFrame:
         >>> cost_per_sprint(frame)[["workspace", "evaluations", "cost_usd"]].to_dict("records")
         [{'workspace': '/a', 'evaluations': 1, 'cost_usd': 0.5}, {'workspace': '/b', 'evaluations': 2, 'cost_usd': 0.5}]
     """
-    rows = _kind(evals, "evaluation", "sprint", "workspace", "contract_id", "sprint_run", "engine", "tokens",
-                 "cost_usd")
-    grouped = rows.groupby("sprint")
-    first = rows.drop_duplicates("sprint").set_index("sprint")
-    table = pd.DataFrame({**{column: first[column].astype(str).where(first[column].notna())
-                             for column in ("workspace", "contract_id", "sprint_run")},
-                          "engine": _engine_names(first["engine"]), "evaluations": grouped.size(),
-                          "tokens": grouped["tokens"].sum(min_count=1),
-                          "cost_usd": grouped["cost_usd"].sum(min_count=1)})
+    source = EvalTable.of(evals)
+    # Named by its first recorded evaluation; summed in SQL, so pandas gets a row per sprint, not per evaluation.
+    first = ", ".join(f"arg_min_null({column}, _row) AS {column}"
+                      for column in ("workspace", "contract_id", "sprint_run", "engine"))
+    table = source.query(f"""
+        SELECT sprint, {first}, count(*) AS evaluations, TRY_CAST(sum(tokens) AS BIGINT) AS tokens,
+               {_COST} AS cost_usd
+        FROM {source.sprinted()} WHERE kind = 'evaluation'
+        GROUP BY sprint ORDER BY cost_usd DESC NULLS LAST, sprint""")
+    table["engine"] = _engine_names(table["engine"])
     table["cost_per_evaluation"] = table["cost_usd"] / table["evaluations"]
-    return table.rename_axis("sprint").reset_index().sort_values(
-        ["cost_usd", "sprint"], ascending=[False, True], na_position="last", kind="stable", ignore_index=True)
+    return table
 
 
 def cost_over_time(evals: Evals, *, freq: str = "auto", greens: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -64,14 +67,13 @@ def cost_over_time(evals: Evals, *, freq: str = "auto", greens: pd.DataFrame | N
         >>> cost_over_time(frame)[["sprints", "passed_criteria", "cost_per_passed_criterion"]].to_dict("records")
         [{'sprints': 1, 'passed_criteria': 1, 'cost_per_passed_criterion': 0.5}]
     """
-    rows = _kind(evals, "evaluation", "contract_id", "tokens", "cost_usd", "timestamp")
+    source = EvalTable.of(evals)
     freq = _freq(_span(evals), freq)
-    frame = pd.DataFrame({"period": period_start(rows["timestamp"], freq), "contract_id": rows["contract_id"],
-                          "tokens": rows["tokens"], "cost_usd": rows["cost_usd"]})
-    grouped = frame.groupby("period", sort=True)
-    table = pd.DataFrame({"evaluations": grouped.size(),
-                          "tokens": grouped["tokens"].sum(min_count=1).astype(float),
-                          "cost_usd": grouped["cost_usd"].sum(min_count=1).astype(float)})
+    table = source.query(f"""
+        SELECT {_period_sql("timestamp", freq)} AS period, count(*) AS evaluations, sum(tokens)::DOUBLE AS tokens,
+               {_COST} AS cost_usd
+        FROM evals WHERE kind = 'evaluation' AND timestamp IS NOT NULL GROUP BY period ORDER BY period""")
+    table = table.set_index(table["period"].astype("datetime64[ns]")).drop(columns="period")  # as period_start gives
     started = period_start(_first_evaluations(evals)["timestamp"], freq).value_counts()
     table.insert(1, "sprints", started.reindex(table.index).fillna(0).astype(np.int64))
     greens = (criterion_greens(evals) if greens is None else greens).dropna(subset=["green_at"])

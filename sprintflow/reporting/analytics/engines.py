@@ -9,7 +9,13 @@ from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.costs import cost_per_sprint
 from sprintflow.reporting.analytics.green import time_to_green
 from sprintflow.reporting.analytics.rates import _outcome_counts, wilson_interval
-from sprintflow.reporting.analytics.rows import IN_TIME, _engine_names, _first_evaluations, _kind
+from sprintflow.reporting.analytics.rows import (
+    IN_TIME,
+    UNKNOWN_ENGINE,
+    _engine_names,
+    _first_evaluations,
+    _of_kind,
+)
 
 __all__ = [
     "engine_comparison",
@@ -28,17 +34,21 @@ def sprint_engines(evals: Evals) -> pd.Series:
         >>> sprint_engines(frame).to_dict()
         {0: 'codex'}
     """
-    rows = _kind(evals, "evaluation", "sprint", "engine", "iteration", "timestamp")
-    first = rows.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
+    source = EvalTable.of(evals)
+    first = source.query(f"""
+        SELECT sprint, arg_min_null(engine, {IN_TIME}) AS engine FROM {source.sprinted()}
+        WHERE kind = 'evaluation' GROUP BY sprint ORDER BY min({IN_TIME})""")
     return _engine_names(first.set_index("sprint")["engine"]).rename("engine")
 
 
-def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None) -> pd.DataFrame:
+def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None,
+                      costs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Engine A vs engine B: what analysts compare when they choose an agent.
 
     Evaluations count under the engine they recorded; sprints (:data:`SPRINT_KEYS`) under
     the engine of their first evaluation. Cost is what the engines reported.
-    ``to_green``: :func:`time_to_green` of the same ``evals``, when the caller has it already.
+    ``to_green`` and ``costs``: :func:`time_to_green` and :func:`cost_per_sprint` of the same ``evals``, when
+    the caller has them already.
 
     Returns:
         One row per engine: ``engine, evaluations, passed, pass_rate, ci_low, ci_high, sprints,
@@ -55,14 +65,13 @@ def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None) -> 
         >>> table[["engine", "pass_rate", "mean_iterations_to_green", "cost_per_sprint"]].to_dict("records")[1]
         {'engine': 'codex', 'pass_rate': 0.5, 'mean_iterations_to_green': 2.0, 'cost_per_sprint': 0.2}
     """
-    rows = _kind(evals, "evaluation", "engine", "result")
-    frame = pd.DataFrame({"engine": _engine_names(rows["engine"]), "result": rows["result"]})
-    table = _outcome_counts(frame, ["engine"]).rename(columns={"runs": "evaluations"})
+    rows, source = _of_kind(evals, "evaluation", f"coalesce(engine, '{UNKNOWN_ENGINE}') AS engine, result")
+    table = _outcome_counts(rows, ["engine"], source).rename(columns={"runs": "evaluations"})
     table = table.drop(columns=["failed", "skipped"]).set_index("engine")
     sprints = (time_to_green(evals) if to_green is None else to_green).set_index("sprint")
     first = _first_evaluations(evals).set_index("sprint")
     sprints["first_pass"] = (first["result"] == "pass").reindex(sprints.index, fill_value=False).astype(np.int64)
-    costs = cost_per_sprint(evals).set_index("sprint")
+    costs = (cost_per_sprint(evals) if costs is None else costs).set_index("sprint")
     sprints["cost_usd"] = costs["cost_usd"].reindex(sprints.index)
     sprints["tokens"] = costs["tokens"].reindex(sprints.index)
     by_engine = sprints.groupby("engine", sort=True)
