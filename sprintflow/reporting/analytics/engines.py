@@ -34,11 +34,7 @@ def sprint_engines(evals: Evals) -> pd.Series:
         >>> sprint_engines(frame).to_dict()
         {0: 'codex'}
     """
-    source = EvalTable.of(evals)
-    first = source.query(f"""
-        SELECT sprint, arg_min_null(engine, {IN_TIME}) AS engine FROM {source.sprinted()}
-        WHERE kind = 'evaluation' GROUP BY sprint ORDER BY min({IN_TIME})""")
-    return _engine_names(first.set_index("sprint")["engine"]).rename("engine")
+    return _engine_names(_first_evaluations(evals).set_index("sprint")["engine"]).rename("engine")
 
 
 def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None,

@@ -47,14 +47,15 @@ def _span(evals: Evals, kind: str | None = None) -> pd.Series:
 
 def _first_evaluations(evals: Evals) -> pd.DataFrame:
     """Each sprint's first evaluation (earliest timestamp, then lowest iteration, then first recorded):
-    ``sprint, result, timestamp``, in that order of time.
+    ``sprint, result, timestamp, engine``, in that order of time.
 
     Found once per table, in SQL (several tables start from it): pandas gets a row per sprint, not per evaluation.
     """
     source = EvalTable.of(evals)
+    columns = ("result", "timestamp", "engine")
     kept = source.kept("first_evaluations", f"""
-        SELECT sprint, arg_min_null(result, place) AS result, arg_min_null(timestamp, place) AS timestamp
-        FROM (SELECT sprint, result, timestamp, {IN_TIME} AS place FROM {source.sprinted()}
+        SELECT sprint, {", ".join(f"arg_min_null({column}, place) AS {column}" for column in columns)}
+        FROM (SELECT sprint, {", ".join(columns)}, {IN_TIME} AS place FROM {source.sprinted()}
               WHERE kind = 'evaluation')
         GROUP BY sprint ORDER BY min(place)""")
     return source.query(f"SELECT * FROM {kept}")
