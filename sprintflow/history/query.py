@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-__all__ = ["EvalTable", "Evals", "frame_query", "history_query"]
+__all__ = ["EvalTable", "Evals", "frame_query", "history_query", "sql_literal"]
 
 _MEMORY_LIMIT = "1GB"
 """What DuckDB may hold at once (hash tables, sorts); past it, it spills to a temporary folder."""
@@ -58,7 +58,7 @@ def _connect() -> duckdb.DuckDBPyConnection:
     # DuckDB takes 80 % of the machine's memory by default and fails where a process is given less; within
     # this it spills to disk (a temporary folder, not the current one), and the report's frames get the rest.
     connection.execute(f"SET memory_limit = '{_MEMORY_LIMIT}'; SET temp_directory = "
-                       f"{_quote(str(Path(tempfile.gettempdir()) / f'sprintflow-duckdb-{os.getpid()}'))}")
+                       f"{sql_literal(str(Path(tempfile.gettempdir()) / f'sprintflow-duckdb-{os.getpid()}'))}")
     try:  # no progress bar on the report's terminal (in Jupyter, DuckDB refuses the setting without ipywidgets)
         connection.execute("SET enable_progress_bar = false")
     except duckdb.Error:
@@ -139,7 +139,7 @@ class EvalTable:
         union = " UNION ALL BY NAME ".join(f"({source})" for source in sources)
         statement = f"CREATE VIEW evals AS SELECT * FROM ({union}){where}"
         if files:  # the file list as a literal too, for the same reason
-            statement = statement.replace("$files", "[" + ", ".join(_quote(f) for f in files) + "]")
+            statement = statement.replace("$files", "[" + ", ".join(sql_literal(f) for f in files) + "]")
         connection.execute(statement)
         return cls(connection, wanted)
 
@@ -289,7 +289,13 @@ def _as_recorded(table: pa.Table) -> pa.Table:
     return table
 
 
-def _quote(text: str) -> str:
+def sql_literal(text: str) -> str:
+    """``text`` as an SQL string literal, for SQL that takes no parameters (a view, a file list).
+
+    Example:
+        >>> sql_literal("it's")
+        "'it''s'"
+    """
     return "'" + text.replace("'", "''") + "'"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals, EvalTable
+from sprintflow.history.query import Evals, EvalTable, sql_literal
 from sprintflow.reporting.analytics.costs import cost_per_sprint
 from sprintflow.reporting.analytics.green import time_to_green
 from sprintflow.reporting.analytics.rates import _outcome_counts, wilson_interval
@@ -61,7 +61,7 @@ def engine_comparison(evals: Evals, *, to_green: pd.DataFrame | None = None,
         >>> table[["engine", "pass_rate", "mean_iterations_to_green", "cost_per_sprint"]].to_dict("records")[1]
         {'engine': 'codex', 'pass_rate': 0.5, 'mean_iterations_to_green': 2.0, 'cost_per_sprint': 0.2}
     """
-    rows, source = _of_kind(evals, "evaluation", f"coalesce(engine, '{UNKNOWN_ENGINE}') AS engine, result")
+    rows, source = _of_kind(evals, "evaluation", f"coalesce(engine, {sql_literal(UNKNOWN_ENGINE)}) AS engine, result")
     table = _outcome_counts(rows, ["engine"], source).rename(columns={"runs": "evaluations"})
     table = table.drop(columns=["failed", "skipped"]).set_index("engine")
     sprints = (time_to_green(evals) if to_green is None else to_green).set_index("sprint")

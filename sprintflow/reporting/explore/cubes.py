@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import EvalTable
+from sprintflow.history.query import EvalTable, sql_literal
 from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.analytics.flakiness import _flips as _flipped_runs
@@ -110,11 +110,11 @@ def _attributed(unmatched: str) -> str:
     return f"""
         WITH engines AS (
             SELECT coalesce(eval_id, '') AS eval_key, timestamp,
-                   arg_max(coalesce(engine, {_literal(r.UNKNOWN_ENGINE)}), _row) AS engine_of_row
+                   arg_max(coalesce(engine, {sql_literal(r.UNKNOWN_ENGINE)}), _row) AS engine_of_row
             FROM evals WHERE kind = 'evaluation' GROUP BY ALL)
         SELECT e.kind, e.name, e.method, e.result, date_trunc('day', {_utc_sql("e.timestamp")}) AS day,
-               coalesce(n.contract, {_literal(OTHER_CONTRACTS)}) AS contract,
-               coalesce(g.engine_of_row, {_literal(unmatched)}) AS engine_of_row,
+               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+               coalesce(g.engine_of_row, {sql_literal(unmatched)}) AS engine_of_row,
                coalesce(e.executor, '(unknown)') AS executor_of_row
         FROM evals e
         LEFT JOIN engines g ON coalesce(e.eval_id, '') = g.eval_key AND e.timestamp IS NOT DISTINCT FROM g.timestamp
@@ -124,10 +124,6 @@ def _attributed(unmatched: str) -> str:
 def _named(named: set[str]) -> pd.DataFrame:
     """The contracts picked one by one, as the ``_named`` table the cubes' SQL joins."""
     return pd.DataFrame({"contract": pd.Series(sorted(named), dtype=object)})
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _options(table: EvalTable, evaluations: pd.DataFrame, named: set[str]) -> dict[str, list[str]]:
@@ -274,9 +270,9 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
         FROM ({later}) WHERE timestamp IS NOT NULL GROUP BY ALL""")
     return f"""
         SELECT strftime(day, '%Y-%m-%d') AS day, level, name, contract, engine, executor, comparisons, flips
-        FROM (SELECT day, {_literal(level)} AS level, name,
-                     coalesce(n.contract, {_literal(OTHER_CONTRACTS)}) AS contract,
-                     coalesce(e.engine, {_literal(r.UNKNOWN_ENGINE)}) AS engine,
+        FROM (SELECT day, {sql_literal(level)} AS level, name,
+                     coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+                     coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
                      coalesce(executor, '(unknown)') AS executor, sum(comparisons)::BIGINT AS comparisons,
                      sum(flips)::BIGINT AS flips
               FROM ({per_sprint}) LEFT JOIN _engines e USING (sprint) LEFT JOIN _named n ON contract_id = n.contract
