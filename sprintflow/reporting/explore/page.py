@@ -105,10 +105,10 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     table = history.table  # the rows stay in DuckDB: the cubes over every row are aggregated there
     to_green = r.time_to_green(table) if to_green is None else to_green
     criterion_greens = r.criterion_greens(table) if criterion_greens is None else criterion_greens
-    # The eval id, the run and the hash are read for the sampled evaluations only (:func:`_sample`): each
-    # distinct, for every evaluation they cost more than every other column of the evaluations.
-    columns = ["workspace", "contract_id", "sprint_run", "iteration", "result", "timestamp",
-               "engine", "executor", "tokens", "cost_usd", "regressions", "sprint", "_row"]
+    # The eval id, the run, the hash, the workspace and the sprint run are read for the sampled evaluations only
+    # (:func:`_sample`): nearly each distinct, for every evaluation they cost more than every other column.
+    columns = ["contract_id", "iteration", "result", "timestamp", "engine", "executor", "tokens", "cost_usd",
+               "regressions", "sprint", "_row"]
     evaluations = table.rows("evaluation", columns)
     evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)
     evaluations["executor"] = _cat(evaluations["executor"], "(unknown)")

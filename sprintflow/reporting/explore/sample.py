@@ -36,8 +36,8 @@ def _sample(table: EvalTable, evaluations: pd.DataFrame, to_green: pd.DataFrame,
     picked = picked.groupby(["day", "result"], observed=True, sort=False).head(SAMPLE_PER_DAY).head(SAMPLE_LIMIT)
     picked = picked.astype({"day": object, "contract": object, "engine": object, "executor": object})
     rows = pd.DataFrame({"_row": picked["_row"].to_numpy()})
-    ids = table.query("SELECT _row, eval_id, run_id, workspace_hash FROM evals WHERE _row IN (SELECT _row FROM _rows)",
-                      _rows=rows).set_index("_row")
+    ids = table.query("SELECT _row, eval_id, run_id, workspace_hash, workspace, sprint_run FROM evals "
+                      "WHERE _row IN (SELECT _row FROM _rows)", _rows=rows).set_index("_row")
     picked = picked.assign(**{column: picked["_row"].map(ids[column]) for column in ids.columns})
     # Rows that share an eval id and a timestamp belong to one evaluation.
     keys = pd.DataFrame({"eval_key": picked["eval_id"].astype(object).fillna("").astype(str).to_numpy(),
