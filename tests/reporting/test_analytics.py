@@ -368,3 +368,18 @@ def test_score_epochs_lists_runs_over_several_epochs():
     assert values(r.score_epochs(scores), ["skill", "prompt_version", "epochs", "pass_at_1", "pass_at_k",
                                            "pass_hat_k", "flaky_cases", "min_epoch_score", "max_epoch_score"]) == [
         ["triage", "abababab", 3, 0.8, 0.9, 0.7, 2, 0.7, 0.9]]
+
+
+def test_kill_rates_round_killed_mutants_half_to_even_and_skip_unreadable_rates():
+    at = pd.Timestamp("2026-05-13", tz="UTC")
+    run = {"contract_id": "c", "iteration": 1, "timestamp": at}
+    evals = pd.DataFrame([
+        {"kind": "evaluation", **run, "engine": "claude", "tester_kill_rate": float("nan")},
+        {"kind": "strategy", **run, "name": "unit-test", "mutants": 5, "kill_rate": 0.5},  # 2.5 mutants: 2
+        {"kind": "strategy", **run, "name": "unit-test", "mutants": 7, "kill_rate": 0.5},  # 3.5 mutants: 4
+        {"kind": "strategy", **run, "name": "unit-test", "mutants": 9, "kill_rate": float("nan")},
+        {"kind": "strategy", **{**run, "iteration": 2}, "name": "unit-test", "mutants": 2, "kill_rate": 1.0}])
+    table = r.kill_rates(evals).set_index("engine")
+    assert table.loc["claude", ["evaluations", "mutants", "killed"]].tolist() == [2, 12, 6]
+    assert table.loc["claude", "tester_evaluations"] == 0
+    assert table.loc[r.UNKNOWN_ENGINE, ["evaluations", "mutants", "killed"]].tolist() == [1, 2, 2]

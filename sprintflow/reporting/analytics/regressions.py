@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals
-from sprintflow.reporting.analytics.periods import period_start
-from sprintflow.reporting.analytics.rows import _kind
+from sprintflow.history.query import Evals, EvalTable
+from sprintflow.reporting.analytics.periods import _period_sql
 
 __all__ = [
     "regressions_over_time",
@@ -21,10 +19,11 @@ def regressions_over_time(evals: Evals, *, freq: str = "W") -> pd.DataFrame:
         ``week, evaluations, with_regressions, regressions, share`` (evaluations with at
         least one regression / evaluations).
     """
-    rows = _kind(evals, "evaluation", "regressions", "timestamp")
-    found = rows["regressions"].fillna(0).astype(np.int64)
-    frame = pd.DataFrame({"week": period_start(rows["timestamp"], freq), "evaluations": 1,
-                          "with_regressions": (found > 0).astype(np.int64), "regressions": found})
-    table = frame.groupby("week").sum().reset_index()
+    found = "coalesce(regressions, 0)"
+    table = EvalTable.of(evals).query(f"""
+        SELECT {_period_sql("timestamp", freq)} AS week, count(*) AS evaluations,
+               count(*) FILTER (WHERE {found} > 0) AS with_regressions, TRY_CAST(sum({found}) AS BIGINT) AS regressions
+        FROM evals WHERE kind = 'evaluation' AND timestamp IS NOT NULL GROUP BY week ORDER BY week""")
+    table["week"] = table["week"].astype("datetime64[ns]")  # as period_start gives
     table["share"] = table["with_regressions"] / table["evaluations"]
     return table
