@@ -47,12 +47,12 @@ def _span(evals: Evals, kind: str | None = None) -> pd.Series:
 
 def _first_evaluations(evals: Evals) -> pd.DataFrame:
     """Each sprint's first evaluation (earliest timestamp, then lowest iteration, then first recorded):
-    ``sprint, result, timestamp, engine``, in that order of time.
+    ``sprint, result, timestamp, engine, executor, contract_id``, in that order of time.
 
     Found once per table, in SQL (several tables start from it): pandas gets a row per sprint, not per evaluation.
     """
     source = EvalTable.of(evals)
-    columns = ("result", "timestamp", "engine")
+    columns = ("result", "timestamp", "engine", "executor", "contract_id")
     kept = source.kept("first_evaluations", f"""
         SELECT sprint, {", ".join(f"arg_min_null({column}, place) AS {column}" for column in columns)}
         FROM (SELECT sprint, {", ".join(columns)}, {IN_TIME} AS place FROM {source.sprinted()}

@@ -1,13 +1,14 @@
 """The day-level cubes the page embeds: counts per day and per value of every filter, and the filter values.
 
 Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. The cubes
-over every row are grouped by DuckDB where the rows are; those over evaluations and sprints (a tenth of the
-rows, already in pandas) group categoricals.
+over every row and over the evaluations are grouped by DuckDB where the rows are; those over sprints and
+criteria (a row each, already in pandas as the green tables) group categoricals.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from sprintflow.reporting.analytics.flakiness import _flips as _flipped_runs
 from sprintflow.reporting.analytics.flakiness import _hash_runs, _reruns, _strategy_reruns
 from sprintflow.reporting.analytics.periods import _utc_sql
 from sprintflow.reporting.analytics.rates import _COUNTS
+from sprintflow.reporting.analytics.rows import _first_evaluations
 
 __all__ = [
     "ALL",
@@ -33,6 +35,8 @@ OTHER_CONTRACTS = "(other contracts)"
 CONTRACT_OPTIONS = 150
 NEVER = 99
 """The iterations-to-green value of a contract or criterion that never went green."""
+UNKNOWN_EXECUTOR = "(unknown)"
+"""The executor of evaluations that recorded none."""
 
 
 def _cat(values: pd.Series | np.ndarray, missing: str | None = None) -> pd.Series:
@@ -67,10 +71,48 @@ def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
                      index=contracts.index)
 
 
-def _contract_names(evaluations: pd.DataFrame) -> set[str]:
+def _contract_names(table: EvalTable) -> set[str]:
     """Contracts that can be picked one by one: the most recently evaluated ones."""
-    last = evaluations.groupby("contract_id", observed=True)["timestamp"].max().sort_values(ascending=False)
-    return set(last.index[:CONTRACT_OPTIONS].astype(str))
+    latest = table.query(f"""
+        SELECT contract_id FROM evals WHERE kind = 'evaluation' AND contract_id IS NOT NULL
+        GROUP BY contract_id ORDER BY max(timestamp) DESC NULLS LAST, contract_id LIMIT {CONTRACT_OPTIONS}""")
+    return set(latest["contract_id"].astype(str))
+
+
+@dataclass(frozen=True)
+class EvaluationFacts:
+    """What the page says of every evaluation: how many, of how many contracts, the engines and executors
+    (a missing one under its placeholder) and the first and last day."""
+
+    evaluations: int
+    contracts: int
+    engines: list[str]
+    executors: list[str]
+    first_day: str
+    last_day: str
+
+
+def _evaluation_facts(table: EvalTable) -> EvaluationFacts:
+    day = f"strftime(date_trunc('day', {_utc_sql('timestamp')}), '%Y-%m-%d')"
+    row = table.query(f"""
+        SELECT count(*) AS evaluations, count(DISTINCT contract_id) AS contracts,
+               list(DISTINCT coalesce(engine, {sql_literal(r.UNKNOWN_ENGINE)})) AS engines,
+               list(DISTINCT coalesce(executor, {sql_literal(UNKNOWN_EXECUTOR)})) AS executors,
+               coalesce(min({day}), '') AS first_day, coalesce(max({day}), '') AS last_day
+        FROM evals WHERE kind = 'evaluation'""").iloc[0]
+    return EvaluationFacts(int(row["evaluations"]), int(row["contracts"]),
+                           sorted(str(v) for v in (row["engines"] if row["evaluations"] else [])),
+                           sorted(str(v) for v in (row["executors"] if row["evaluations"] else [])),
+                           str(row["first_day"]), str(row["last_day"]))
+
+
+def _first_of_sprints(table: EvalTable, named: set[str]) -> pd.DataFrame:
+    """Each sprint's first evaluation's ``day, contract, engine, executor``, indexed by sprint number: what every
+    figure of the sprint is filed under."""
+    first = _first_evaluations(table).set_index("sprint")
+    return pd.DataFrame({"day": _day(first["timestamp"]), "contract": _bucket(first["contract_id"], named),
+                         "engine": _cat(first["engine"], r.UNKNOWN_ENGINE),
+                         "executor": _cat(first["executor"], UNKNOWN_EXECUTOR)}, index=first.index)
 
 
 def _sum_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -115,7 +157,7 @@ def _attributed(unmatched: str) -> str:
         SELECT e.kind, e.name, e.method, e.result, date_trunc('day', {_utc_sql("e.timestamp")}) AS day,
                coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                coalesce(g.engine_of_row, {sql_literal(unmatched)}) AS engine_of_row,
-               coalesce(e.executor, '(unknown)') AS executor_of_row
+               coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor_of_row
         FROM evals e
         LEFT JOIN engines g ON coalesce(e.eval_id, '') = g.eval_key AND e.timestamp IS NOT DISTINCT FROM g.timestamp
         LEFT JOIN _named n ON e.contract_id = n.contract"""
@@ -126,19 +168,19 @@ def _named(named: set[str]) -> pd.DataFrame:
     return pd.DataFrame({"contract": pd.Series(sorted(named), dtype=object)})
 
 
-def _options(table: EvalTable, evaluations: pd.DataFrame, named: set[str]) -> dict[str, list[str]]:
+def _options(table: EvalTable, facts: EvaluationFacts, named: set[str]) -> dict[str, list[str]]:
     def distinct(values: pd.Series) -> list[str]:
         return sorted(str(v) for v in pd.unique(values.dropna().astype(object)))
 
     contracts = sorted(named)
-    if len(named) < evaluations["contract_id"].nunique():
+    if len(named) < facts.contracts:
         contracts.append(OTHER_CONTRACTS)
     names = table.query("SELECT DISTINCT kind, name FROM evals WHERE kind IN ('strategy', 'criterion') "
                         "AND name IS NOT NULL")
-    return {"contract": contracts, "engine": distinct(evaluations["engine"]),
+    return {"contract": contracts, "engine": facts.engines,
             "strategy": distinct(names.loc[names["kind"] == "strategy", "name"]),
             "criterion": distinct(names.loc[names["kind"] == "criterion", "name"]),
-            "executor": distinct(evaluations["executor"])}
+            "executor": facts.executors}
 
 
 def _outcomes(table: EvalTable, named: set[str], unmatched: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -193,7 +235,7 @@ def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame,
             "day": _day(rows["first_at"]), "level": _constant(level, rows.index), "name": names,
             "contract": _bucket(rows["contract_id"], named),
             "engine": _of_sprints(rows["sprint"], first, "engine", r.UNKNOWN_ENGINE),
-            "executor": _of_sprints(rows["sprint"], first, "executor", "(unknown)"),
+            "executor": _of_sprints(rows["sprint"], first, "executor", UNKNOWN_EXECUTOR),
             "iterations": _cat(iterations.astype("Float64").fillna(NEVER).astype(np.int64)), "items": 1,
             "hours": hours.fillna(0.0).astype(float)})
         return _sum_by(frame, keys)
@@ -206,28 +248,31 @@ def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame,
     return pd.concat([contracts, per_criterion], ignore_index=True)
 
 
-def _activity(evaluations: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]
-              ) -> pd.DataFrame:
+def _activity(table: EvalTable, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
     """Evaluations and their cost per day, with sprints started and criteria first passing that day."""
     keys = ["day", "contract", "engine", "executor"]
-    costs = pd.DataFrame({
-        **{k: evaluations[k] for k in keys}, "evaluations": 1,
-        "tokens": evaluations["tokens"].fillna(0).astype(np.int64),
-        "cost": evaluations["cost_usd"].fillna(0.0).astype(float),
-        "costed": evaluations["cost_usd"].notna().astype(np.int64),
-        "regressions": evaluations["regressions"].fillna(0).astype(np.int64)})
-    costs = _sum_by(costs, keys).set_index(keys)
+    cost = "CASE WHEN NOT isnan(e.cost_usd) THEN e.cost_usd END"  # a cost that is not a number is not reported
+    costs = table.query(f"""
+        SELECT strftime(date_trunc('day', {_utc_sql("e.timestamp")}), '%Y-%m-%d') AS day,
+               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+               coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
+               coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor, count(*) AS evaluations,
+               TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,
+               count({cost}) AS costed, TRY_CAST(sum(e.regressions) AS BIGINT) AS regressions
+        FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
+        WHERE e.kind = 'evaluation' AND e.timestamp IS NOT NULL GROUP BY ALL ORDER BY ALL""",
+                        _named=_named(named)).set_index(keys)
     started = _sum_by(first[keys].assign(sprints=1).reset_index(drop=True), keys).set_index(keys)
     green = criteria.dropna(subset=["green_at"])
     passed = pd.DataFrame({"day": _day(green["green_at"]), "contract": _bucket(green["contract_id"], named),
                            "engine": _of_sprints(green["sprint"], first, "engine", r.UNKNOWN_ENGINE),
-                           "executor": _of_sprints(green["sprint"], first, "executor", "(unknown)"),
+                           "executor": _of_sprints(green["sprint"], first, "executor", UNKNOWN_EXECUTOR),
                            "criteria_green": 1})
     passed = _sum_by(passed, keys).set_index(keys)
-    table = costs.join([started, passed], how="outer").fillna(0)
+    cube = costs.join([started, passed], how="outer").fillna(0)
     columns = ["evaluations", "tokens", "costed", "sprints", "criteria_green", "regressions"]
-    table[columns] = table[columns].astype(np.int64)
-    return table.reset_index()
+    cube[columns] = cube[columns].astype(np.int64)
+    return cube.reset_index()
 
 
 def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests: pd.DataFrame | None
@@ -273,8 +318,8 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
         FROM (SELECT day, {sql_literal(level)} AS level, name,
                      coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                      coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
-                     coalesce(executor, '(unknown)') AS executor, sum(comparisons)::BIGINT AS comparisons,
-                     sum(flips)::BIGINT AS flips
+                     coalesce(executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
+                     sum(comparisons)::BIGINT AS comparisons, sum(flips)::BIGINT AS flips
               FROM ({per_sprint}) LEFT JOIN _engines e USING (sprint) LEFT JOIN _named n ON contract_id = n.contract
               GROUP BY ALL)
         ORDER BY ALL"""

@@ -12,11 +12,10 @@ from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.explore.cubes import (
     _activity,
-    _bucket,
     _bugs,
-    _cat,
     _contract_names,
-    _day,
+    _evaluation_facts,
+    _first_of_sprints,
     _flips,
     _greens,
     _most_flipping,
@@ -105,36 +104,27 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     table = history.table  # the rows stay in DuckDB: the cubes over every row are aggregated there
     to_green = r.time_to_green(table) if to_green is None else to_green
     criterion_greens = r.criterion_greens(table) if criterion_greens is None else criterion_greens
-    # The eval id, the run, the hash, the workspace and the sprint run are read for the sampled evaluations only
-    # (:func:`_sample`): nearly each distinct, for every evaluation they cost more than every other column.
-    columns = ["contract_id", "iteration", "result", "timestamp", "engine", "executor", "tokens", "cost_usd",
-               "regressions", "sprint", "_row"]
-    evaluations = table.rows("evaluation", columns)
-    evaluations["engine"] = _cat(evaluations["engine"], r.UNKNOWN_ENGINE)
-    evaluations["executor"] = _cat(evaluations["executor"], "(unknown)")
-    evaluations["day"] = _day(evaluations["timestamp"])
-    named = _contract_names(evaluations)
-    evaluations["contract"] = _bucket(evaluations["contract_id"], named)
-    # Each sprint's first evaluation: the engine and executor every figure of the sprint is filed under.
-    first = evaluations.sort_values(["timestamp", "iteration"], kind="stable").drop_duplicates("sprint")
-    first = first.set_index("sprint")
+    # The evaluations stay in DuckDB too: pandas gets each sprint's first one, the sums per day and the sample.
+    named = _contract_names(table)
+    facts = _evaluation_facts(table)
+    first = _first_of_sprints(table, named)  # the engine and executor every figure of a sprint is filed under
     # Rows without an evaluation are filed under an engine no evaluation has.
-    unmatched = "(unmatched)" if (evaluations["engine"] == r.UNKNOWN_ENGINE).any() else r.UNKNOWN_ENGINE
+    unmatched = "(unmatched)" if r.UNKNOWN_ENGINE in facts.engines else r.UNKNOWN_ENGINE
     outcomes, coverage = _outcomes(table, named, unmatched)
     data = PageData(
         outcomes=outcomes,
         greens=_greens(to_green, criterion_greens, first, named),
-        activity=_activity(evaluations, criterion_greens, first, named),
+        activity=_activity(table, criterion_greens, first, named),
         flips=_flips(history, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
         coverage=coverage,
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
         evaluations=[],
-        options=_options(table, evaluations, named),
+        options=_options(table, facts, named),
+        first_day=facts.first_day,
+        last_day=facts.last_day,
     )
-    days = evaluations["day"].astype(object).dropna()
-    data.first_day, data.last_day = (str(days.min()), str(days.max())) if len(days) else ("", "")
-    data.evaluations = _sample(table, evaluations, to_green, _flow_run_page())
+    data.evaluations = _sample(table, named, to_green, _flow_run_page())
     data.details = eval_details(workspace, data.evaluations[:DETAIL_LIMIT])
     pairs = r.engine_side_by_side(table, to_green=to_green) if side_by_side is None else side_by_side
     data.side_by_side = side_by_side_feedback(pairs, workspace)
@@ -142,7 +132,7 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     retested = int(data.flips.loc[data.flips["level"] == "test", "name"].nunique()) if len(data.flips) else 0
     if retested > TEST_LIMIT:
         data.flips = _most_flipping(data.flips, TEST_LIMIT)
-    data.totals = {"evaluations": len(evaluations), "contracts": int(evaluations["contract_id"].nunique()),
+    data.totals = {"evaluations": facts.evaluations, "contracts": facts.contracts,
                    "named contracts": len(named), "sampled evaluations": len(data.evaluations),
                    "detailed evaluations": min(len(data.evaluations), DETAIL_LIMIT),
                    "contract pairs": len(pairs), "re-run tests": retested,

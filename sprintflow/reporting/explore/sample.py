@@ -6,8 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from sprintflow.history.query import EvalTable
-from sprintflow.reporting.explore.cubes import NEVER
+from sprintflow.history.query import EvalTable, sql_literal
+from sprintflow.reporting import analytics as r
+from sprintflow.reporting.analytics.periods import _utc_sql
+from sprintflow.reporting.explore.cubes import NEVER, OTHER_CONTRACTS, UNKNOWN_EXECUTOR, _named
 
 __all__ = [
     "SAMPLE_LIMIT",
@@ -29,16 +31,33 @@ def _flow_run_page() -> str | None:
     return f"{ui}/runs/flow-run/"
 
 
-def _sample(table: EvalTable, evaluations: pd.DataFrame, to_green: pd.DataFrame,
+def _sample(table: EvalTable, named: set[str], to_green: pd.DataFrame,
             flow_runs: str | None = None) -> list[dict[str, Any]]:
-    """The newest evaluations of each day and result, with their strategy and criterion results."""
-    picked = evaluations.sort_values("timestamp", ascending=False, kind="stable")
-    picked = picked.groupby(["day", "result"], observed=True, sort=False).head(SAMPLE_PER_DAY).head(SAMPLE_LIMIT)
-    picked = picked.astype({"day": object, "contract": object, "engine": object, "executor": object})
-    rows = pd.DataFrame({"_row": picked["_row"].to_numpy()})
-    ids = table.query("SELECT _row, eval_id, run_id, workspace_hash, workspace, sprint_run FROM evals "
-                      "WHERE _row IN (SELECT _row FROM _rows)", _rows=rows).set_index("_row")
-    picked = picked.assign(**{column: picked["_row"].map(ids[column]) for column in ids.columns})
+    """The newest evaluations of each day and result, with their strategy and criterion results.
+
+    Picked in SQL (the newest first, ties in recorded order), and only the picked rows' columns are read.
+    """
+    def day(column: str) -> str:
+        return f"date_trunc('day', {_utc_sql(column)})"
+
+    picked = f"""
+        SELECT _row FROM (
+            SELECT _row, timestamp,
+                   row_number() OVER (PARTITION BY {day('timestamp')}, result ORDER BY timestamp DESC, _row) AS newest
+            FROM evals WHERE kind = 'evaluation' AND timestamp IS NOT NULL AND result IS NOT NULL)
+        WHERE newest <= {SAMPLE_PER_DAY} ORDER BY timestamp DESC, _row LIMIT {SAMPLE_LIMIT}"""
+    columns = ["eval_id", "timestamp", "contract_id", "iteration", "result", "workspace", "sprint_run", "run_id",
+               "workspace_hash", "tokens", "cost_usd", *(["sprint"] if "sprint" in table.columns else [])]
+    rows = f"""
+        SELECT e._row, {", ".join(f"e.{column}" for column in columns)},
+               strftime({day("e.timestamp")}, '%Y-%m-%d') AS day,
+               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+               coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
+               coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor
+        FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
+        WHERE e.kind = 'evaluation' AND e._row IN ({picked})"""
+    picked = table.query(f"SELECT * FROM ({table.numbered(rows)}) ORDER BY timestamp DESC, _row",
+                         _named=_named(named))
     # Rows that share an eval id and a timestamp belong to one evaluation.
     keys = pd.DataFrame({"eval_key": picked["eval_id"].astype(object).fillna("").astype(str).to_numpy(),
                          "timestamp": pd.to_datetime(picked["timestamp"], utc=True).to_numpy(),
