@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sprintflow.history.query import Evals
+from sprintflow.history.query import Evals, EvalTable, sql_literal
 from sprintflow.reporting.analytics.rates import _with_rate
-from sprintflow.reporting.analytics.rows import _engine_names, _kind
+from sprintflow.reporting.analytics.rows import UNKNOWN_ENGINE
 
 __all__ = [
     "kill_rates",
@@ -34,19 +34,24 @@ def kill_rates(evals: Evals) -> pd.DataFrame:
         >>> kill_rates(evals)[["engine", "mutants", "killed", "kill_rate", "tester_kill_rate"]].to_dict("records")
         [{'engine': 'claude', 'mutants': 8, 'killed': 6, 'kill_rate': 0.75, 'tester_kill_rate': 0.5}]
     """
-    keys = ["workspace", "contract_id", "iteration", "timestamp"]
-    runs = _kind(evals, "evaluation", *keys, "engine", "tester_kill_rate").drop_duplicates(keys)
-    runs["engine"] = _engine_names(runs["engine"])
-    checked = _kind(evals, "strategy", *keys, "mutants", "kill_rate",
-                    where="mutants IS NOT NULL AND kill_rate IS NOT NULL").dropna(subset=["mutants", "kill_rate"])
-    checked = checked.merge(runs[[*keys, "engine"]], on=keys, how="left")
-    checked["engine"] = _engine_names(checked["engine"])
-    checked = checked.assign(mutants=checked["mutants"].astype(np.int64),
-                             killed=(checked["mutants"] * checked["kill_rate"]).round().astype(np.int64))
-    generator = checked.groupby("engine").agg(evaluations=("mutants", "size"), mutants=("mutants", "sum"),
-                                              killed=("killed", "sum"))
-    tester = runs.dropna(subset=["tester_kill_rate"]).groupby("engine").agg(
-        tester_evaluations=("tester_kill_rate", "size"), tester_kill_rate=("tester_kill_rate", "mean"))
+    source = EvalTable.of(evals)
+    keys = ("workspace", "contract_id", "iteration", "timestamp")
+    # An evaluation's rows share these keys; its first recorded row names the engine and the tester's kill rate.
+    # Counted in SQL: pandas gets a row per engine. Mutants killed are rounded half to even, as numpy rounds.
+    runs = f"""WITH runs AS (
+        SELECT {", ".join(keys)}, coalesce(arg_min_null(engine, _row), {sql_literal(UNKNOWN_ENGINE)}) AS engine,
+               arg_min_null(tester_kill_rate, _row) AS tester_kill_rate
+        FROM evals WHERE kind = 'evaluation' GROUP BY ALL)"""
+    same = " AND ".join(f"c.{key} IS NOT DISTINCT FROM r.{key}" for key in keys)
+    generator = source.query(f"""{runs}
+        SELECT coalesce(r.engine, {sql_literal(UNKNOWN_ENGINE)}) AS engine, count(*) AS evaluations,
+               sum(c.mutants)::BIGINT AS mutants, sum(round_even(c.mutants * c.kill_rate, 0))::BIGINT AS killed
+        FROM evals c LEFT JOIN runs r ON {same}
+        WHERE c.kind = 'strategy' AND c.mutants IS NOT NULL AND isfinite(c.kill_rate) GROUP BY 1""")
+    tester = source.query(f"""{runs}
+        SELECT engine, count(*) AS tester_evaluations, avg(tester_kill_rate) AS tester_kill_rate
+        FROM runs WHERE isfinite(tester_kill_rate) GROUP BY engine""")
+    generator, tester = generator.set_index("engine"), tester.set_index("engine")
     table = generator.join(tester, how="outer").reset_index()
     table = table.fillna({"evaluations": 0, "mutants": 0, "killed": 0, "tester_evaluations": 0}).astype(
         {"evaluations": np.int64, "mutants": np.int64, "killed": np.int64, "tester_evaluations": np.int64})
