@@ -89,7 +89,6 @@ class EvalTable:
         self.columns = list(columns)
         """The columns the source has (a schema column it lacks still reads as null)."""
         self._numbered = False
-        self._evaluations: pd.DataFrame | None = None
         self._kept: set[str] = set()
 
     def __contains__(self, column: object) -> bool:
@@ -221,28 +220,11 @@ class EvalTable:
     def rows(self, kind: str, columns: list[str], where: str | None = None) -> pd.DataFrame:
         """The rows of one ``kind`` (and the SQL condition ``where``) with ``columns``, in the table's order
         (``sprint``: the sprint's number; ``_row``: the row's place). A column the table lacks reads as empty.
-
-        Evaluation rows, a tenth of the table that most reports read, are fetched once per column.
         """
-        if kind == "evaluation" and where is None:
-            return self._evaluation_rows(columns)
         source = self.sprinted() if "sprint" in columns else "evals"
         condition = "kind = $kind" + (f" AND ({where})" if where else "")
         return self._answer(f"SELECT {self._select(columns)} FROM {source} WHERE {condition} ORDER BY _row",
                             {"kind": kind}, {}, categorical=True)
-
-    def _evaluation_rows(self, columns: list[str]) -> pd.DataFrame:
-        missing = [column for column in columns if self._evaluations is None or column not in self._evaluations]
-        if missing:  # the same rows in the same order each time: their columns line up
-            import pandas as pd
-
-            source = self.sprinted() if "sprint" in missing else "evals"
-            fetched = self._answer(f"SELECT {self._select(missing)} FROM {source} WHERE kind = 'evaluation' "
-                                   "ORDER BY _row", None, {}, categorical=True)
-            self._evaluations = fetched if self._evaluations is None else pd.concat([self._evaluations, fetched],
-                                                                                    axis=1)
-        assert self._evaluations is not None
-        return self._evaluations[columns]
 
     def _select(self, columns: list[str]) -> str:
         known = set(_TYPES) | set(self.columns) | {"sprint", "_row"}

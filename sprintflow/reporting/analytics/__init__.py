@@ -6,7 +6,7 @@ columns, as a DataFrame or as the DuckDB table over the Parquet files,
 DataFrames) and returns a new small DataFrame; none prints or mutates its input. The aggregations
 over every row are SQL run by DuckDB where the rows are (a DataFrame is scanned in place, the files
 are read column by column), so a report over millions of rows never loads them into pandas; pandas
-gets the small answers, and the rows of evaluations (a tenth of the table). Notebooks, the HTML
+gets the small answers (a row per sprint at most, or per criterion of a sprint). Notebooks, the HTML
 report and the Prefect artifacts all call these same functions.
 
 Conventions:
