@@ -61,6 +61,16 @@ def _day(timestamps: pd.Series) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(codes, categories=labels), index=timestamps.index)
 
 
+def _day_sql(column: str) -> str:
+    """SQL: :func:`_day` of a timestamp column.
+
+    Example:
+        >>> _day_sql("timestamp")
+        "strftime(date_trunc('day', make_timestamp(epoch_us(timestamp))), '%Y-%m-%d')"
+    """
+    return f"strftime(date_trunc('day', {_utc_sql(column)}), '%Y-%m-%d')"
+
+
 def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
     """Contract ids, with those not in ``named`` grouped as :data:`OTHER_CONTRACTS` (recoded, not copied)."""
     values = _cat(contracts, OTHER_CONTRACTS)
@@ -93,12 +103,12 @@ class EvaluationFacts:
 
 
 def _evaluation_facts(table: EvalTable) -> EvaluationFacts:
-    day = f"strftime(date_trunc('day', {_utc_sql('timestamp')}), '%Y-%m-%d')"
     row = table.query(f"""
         SELECT count(*) AS evaluations, count(DISTINCT contract_id) AS contracts,
                list(DISTINCT coalesce(engine, {sql_literal(r.UNKNOWN_ENGINE)})) AS engines,
                list(DISTINCT coalesce(executor, {sql_literal(UNKNOWN_EXECUTOR)})) AS executors,
-               coalesce(min({day}), '') AS first_day, coalesce(max({day}), '') AS last_day
+               coalesce(min({_day_sql("timestamp")}), '') AS first_day,
+               coalesce(max({_day_sql("timestamp")}), '') AS last_day
         FROM evals WHERE kind = 'evaluation'""").iloc[0]
     return EvaluationFacts(int(row["evaluations"]), int(row["contracts"]),
                            sorted(str(v) for v in (row["engines"] if row["evaluations"] else [])),
@@ -253,8 +263,7 @@ def _activity(table: EvalTable, criteria: pd.DataFrame, first: pd.DataFrame, nam
     keys = ["day", "contract", "engine", "executor"]
     cost = "CASE WHEN NOT isnan(e.cost_usd) THEN e.cost_usd END"  # a cost that is not a number is not reported
     costs = table.query(f"""
-        SELECT strftime(date_trunc('day', {_utc_sql("e.timestamp")}), '%Y-%m-%d') AS day,
-               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+        SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
                coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor, count(*) AS evaluations,
                TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,

@@ -8,8 +8,7 @@ import pandas as pd
 
 from sprintflow.history.query import EvalTable, sql_literal
 from sprintflow.reporting import analytics as r
-from sprintflow.reporting.analytics.periods import _utc_sql
-from sprintflow.reporting.explore.cubes import NEVER, OTHER_CONTRACTS, UNKNOWN_EXECUTOR, _named
+from sprintflow.reporting.explore.cubes import NEVER, OTHER_CONTRACTS, UNKNOWN_EXECUTOR, _day_sql, _named
 
 __all__ = [
     "SAMPLE_LIMIT",
@@ -37,25 +36,21 @@ def _sample(table: EvalTable, named: set[str], to_green: pd.DataFrame,
 
     Picked in SQL (the newest first, ties in recorded order), and only the picked rows' columns are read.
     """
-    def day(column: str) -> str:
-        return f"date_trunc('day', {_utc_sql(column)})"
-
-    picked = f"""
+    newest = f"""
         SELECT _row FROM (
             SELECT _row, timestamp,
-                   row_number() OVER (PARTITION BY {day('timestamp')}, result ORDER BY timestamp DESC, _row) AS newest
+                   row_number() OVER (PARTITION BY {_day_sql("timestamp")}, result ORDER BY timestamp DESC, _row) AS n
             FROM evals WHERE kind = 'evaluation' AND timestamp IS NOT NULL AND result IS NOT NULL)
-        WHERE newest <= {SAMPLE_PER_DAY} ORDER BY timestamp DESC, _row LIMIT {SAMPLE_LIMIT}"""
+        WHERE n <= {SAMPLE_PER_DAY} ORDER BY timestamp DESC, _row LIMIT {SAMPLE_LIMIT}"""
     columns = ["eval_id", "timestamp", "contract_id", "iteration", "result", "workspace", "sprint_run", "run_id",
                "workspace_hash", "tokens", "cost_usd", *(["sprint"] if "sprint" in table.columns else [])]
     rows = f"""
-        SELECT e._row, {", ".join(f"e.{column}" for column in columns)},
-               strftime({day("e.timestamp")}, '%Y-%m-%d') AS day,
+        SELECT e._row, {", ".join(f"e.{column}" for column in columns)}, {_day_sql("e.timestamp")} AS day,
                coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
                coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor
         FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
-        WHERE e.kind = 'evaluation' AND e._row IN ({picked})"""
+        WHERE e.kind = 'evaluation' AND e._row IN ({newest})"""
     picked = table.query(f"SELECT * FROM ({table.numbered(rows)}) ORDER BY timestamp DESC, _row",
                          _named=_named(named))
     # Rows that share an eval id and a timestamp belong to one evaluation.
