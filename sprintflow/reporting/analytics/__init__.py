@@ -6,8 +6,8 @@ columns, as a DataFrame or as the DuckDB table over the Parquet files,
 DataFrames) and returns a new small DataFrame; none prints or mutates its input. The aggregations
 over every row are SQL run by DuckDB where the rows are (a DataFrame is scanned in place, the files
 are read column by column), so a report over millions of rows never loads them into pandas; pandas
-gets the small answers (a row per sprint at most, or per criterion of a sprint). Notebooks, the HTML
-report and the Prefect artifacts all call these same functions.
+gets the small answers (at most a row per criterion of a sprint, and the strategy rows that name a
+unit-test run). Notebooks, the HTML report and the Prefect artifacts all call these same functions.
 
 Conventions:
     * A pass rate counts decided outcomes only: ``pass / (pass + fail)``;
