@@ -107,3 +107,16 @@ def test_sprints_are_numbered_in_sql_as_in_pandas(history):
         expected = loaded.evals.loc[loaded.evals.kind == kind, "sprint"].tolist()
         assert loaded.table.rows(kind, ["sprint"])["sprint"].tolist() == expected
         assert EvalTable.of(loaded.evals.drop(columns="sprint")).rows(kind, ["sprint"])["sprint"].tolist() == expected
+
+
+def test_a_cost_that_is_not_a_number_counts_as_unreported_over_the_files_as_in_pandas(tmp_path):
+    # DuckDB reads a NaN in a Parquet file as a number and would sum it into the sprint's and the period's cost.
+    at = pd.Timestamp("2026-01-05", tz="UTC")
+    rows = [{"kind": "evaluation", "workspace": "/a", "contract_id": "c", "sprint_run": "p", "iteration": i,
+             "result": "pass", "timestamp": at, "cost_usd": cost} for i, cost in ((1, 0.5), (2, float("nan")))]
+    append_rows(tmp_path, EVALS, rows)
+    loaded = load_history(tmp_path, directory=tmp_path, columns=r.REPORT_COLUMNS)
+    for evals in (loaded.table, loaded.evals):
+        assert r.cost_per_sprint(evals)["cost_usd"].tolist() == [0.5]
+        assert r.cost_over_time(evals)["cost_usd"].tolist() == [0.5]
+        assert r.engine_comparison(evals)["cost_usd"].tolist() == [0.5]

@@ -15,7 +15,19 @@ __all__ = [
     "cost_per_sprint",
 ]
 
-_COST = "CASE WHEN count(cost_usd) > 0 THEN fsum(cost_usd) END"
+
+def _reported_cost(column: str = "cost_usd") -> str:
+    """SQL: a row's cost as reported, null when it is missing or not a number (DuckDB reads a NaN in a Parquet
+    file as a number and sums it; pandas, like the history's DataFrames, counts it as missing).
+
+    Example:
+        >>> _reported_cost("e.cost_usd")
+        'CASE WHEN NOT isnan(e.cost_usd) THEN e.cost_usd END'
+    """
+    return f"CASE WHEN NOT isnan({column}) THEN {column} END"
+
+
+_COST = f"CASE WHEN count({_reported_cost()}) > 0 THEN fsum({_reported_cost()}) END"
 """SQL: the reported cost of a group, empty when none was reported (fsum: compensated, as pandas sums)."""
 
 

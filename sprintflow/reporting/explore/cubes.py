@@ -16,6 +16,7 @@ import pandas as pd
 from sprintflow.history.query import EvalTable, sql_literal
 from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
+from sprintflow.reporting.analytics.costs import _reported_cost
 from sprintflow.reporting.analytics.flakiness import _flips as _flipped_runs
 from sprintflow.reporting.analytics.flakiness import _hash_runs, _reruns, _strategy_reruns
 from sprintflow.reporting.analytics.periods import _utc_sql
@@ -261,7 +262,7 @@ def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame,
 def _activity(table: EvalTable, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
     """Evaluations and their cost per day, with sprints started and criteria first passing that day."""
     keys = ["day", "contract", "engine", "executor"]
-    cost = "CASE WHEN NOT isnan(e.cost_usd) THEN e.cost_usd END"  # a cost that is not a number is not reported
+    cost = _reported_cost("e.cost_usd")
     costs = table.query(f"""
         SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
