@@ -8,7 +8,7 @@ import pandas as pd
 from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.green import criterion_greens
 from sprintflow.reporting.analytics.periods import _freq, _period_sql, period_start
-from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _span
+from sprintflow.reporting.analytics.rows import _engine_names, _first_evaluations, _of_one_row, _span
 
 __all__ = [
     "cost_over_time",
@@ -46,8 +46,7 @@ def cost_per_sprint(evals: Evals) -> pd.DataFrame:
     """
     source = EvalTable.of(evals)
     # Named by its first recorded evaluation; summed in SQL, so pandas gets a row per sprint, not per evaluation.
-    first = ", ".join(f"arg_min_null({column}, _row) AS {column}"
-                      for column in ("workspace", "contract_id", "sprint_run", "engine"))
+    first = _of_one_row("arg_min_null", ("workspace", "contract_id", "sprint_run", "engine"), "_row")
     table = source.query(f"""
         SELECT sprint, {first}, count(*) AS evaluations, TRY_CAST(sum(tokens) AS BIGINT) AS tokens,
                {_COST} AS cost_usd

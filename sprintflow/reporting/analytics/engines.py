@@ -15,6 +15,7 @@ from sprintflow.reporting.analytics.rows import (
     _engine_names,
     _first_evaluations,
     _of_kind,
+    _of_one_row,
 )
 
 __all__ = [
@@ -103,9 +104,8 @@ def _per_contract_engine(evals: Evals, to_green: pd.DataFrame) -> pd.DataFrame:
     """Each engine's sprints on each contract: counts, its first sprint's verdict, its latest evaluation."""
     source = EvalTable.of(evals)
     last = source.query(f"""
-        SELECT sprint, {", ".join(f"arg_max_null({column}, place) AS last_{name}" for column, name in
-                                  (("result", "result"), ("eval_id", "eval_id"), ("workspace", "workspace"),
-                                   ("timestamp", "at")))}
+        SELECT sprint, {_of_one_row("arg_max_null", {"last_result": "result", "last_eval_id": "eval_id",
+                                                     "last_workspace": "workspace", "last_at": "timestamp"}, "place")}
         FROM (SELECT *, {IN_TIME} AS place FROM {source.sprinted()} WHERE kind = 'evaluation')
         GROUP BY sprint""").set_index("sprint")
     sprints = to_green.sort_values("first_at", kind="stable")

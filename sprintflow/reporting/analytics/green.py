@@ -7,7 +7,7 @@ import pandas as pd
 
 from sprintflow.history.query import Evals, EvalTable
 from sprintflow.reporting.analytics.rates import _with_rate
-from sprintflow.reporting.analytics.rows import IN_TIME, _engine_names
+from sprintflow.reporting.analytics.rows import IN_TIME, _engine_names, _of_one_row
 
 __all__ = [
     "criterion_greens",
@@ -42,16 +42,15 @@ def time_to_green(evals: Evals) -> pd.DataFrame:
     source = EvalTable.of(evals)
     # A sprint's first row in time names it (arg_min_null: a first row that names no engine gives none), its
     # first pass makes it green. One pass over the evaluations, in SQL: pandas gets one row per sprint.
-    first = "arg_min_null({0}, place) AS {0}"
+    first = _of_one_row("arg_min_null", ("workspace", "contract_id", "sprint_run", "spec_id", "engine", "executor"),
+                       "place")
+    first_pass = "arg_min_null({'iteration': iteration, 'at': timestamp}, place) FILTER (WHERE result = 'pass')"
     table = source.query(f"""
         WITH rows AS (SELECT *, {IN_TIME} AS place FROM {source.sprinted()} WHERE kind = 'evaluation')
-        SELECT sprint, {", ".join(first.format(c) for c in ("workspace", "contract_id", "sprint_run", "spec_id",
-                                                              "engine", "executor"))},
-               count(*) AS evaluations, max(iteration) - min(iteration) + 1 AS iterations,
+        SELECT sprint, {first}, count(*) AS evaluations, max(iteration) - min(iteration) + 1 AS iterations,
                count(*) FILTER (WHERE result = 'pass') > 0 AS green,
-               arg_min_null(iteration, place) FILTER (WHERE result = 'pass') - min(iteration) + 1
-                 AS iterations_to_green,
-               min(timestamp) AS first_at, arg_min_null(timestamp, place) FILTER (WHERE result = 'pass') AS green_at
+               ({first_pass}).iteration - min(iteration) + 1 AS iterations_to_green,
+               min(timestamp) AS first_at, ({first_pass}).at AS green_at
         FROM rows GROUP BY sprint ORDER BY min(place)""")
     table["engine"] = _engine_names(table["engine"])
     table["iterations_to_green"] = table["iterations_to_green"].astype("Int64")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import pandas as pd
 
 from sprintflow.history.query import Evals, EvalTable
@@ -20,6 +22,27 @@ REPORT_COLUMNS = ["kind", "workspace", "sprint_run", "run_id", "eval_id", "spec_
 IN_TIME = "{'at': timestamp, 'iteration': iteration, 'row': _row}"
 """SQL: a row's place in time, to order by or to take a group's first or last row by (``arg_min_null``): the
 earliest timestamp, then the lowest iteration, then the first recorded; nulls last, as pandas sorts them."""
+
+
+def _of_one_row(pick: str, columns: Iterable[str] | Mapping[str, str], place: str) -> str:
+    """SQL select items: ``columns`` (output name -> SQL, or names) as they are in one row of each group, the row
+    ``pick`` (``arg_min_null``, ``arg_max_null`` …) chooses by ``place``.
+
+    One aggregate of a struct whatever the number of columns (DuckDB computes an aggregate written several times
+    once): an aggregate per column compares the places again for each, and with :data:`IN_TIME`'s struct places
+    that was most of the query (a 21 M-row history's first evaluations: 2.2 s, now 1.0 s).
+
+    Example:
+        >>> _of_one_row("arg_min_null", ["result"], "_row")
+        "(arg_min_null({'result': result}, _row)).result AS result"
+        >>> _of_one_row("arg_max_null", {"last_at": "timestamp"}, "_row")
+        "(arg_max_null({'last_at': timestamp}, _row)).last_at AS last_at"
+    """
+    named = dict(columns) if isinstance(columns, Mapping) else {column: column for column in columns}
+    struct = "{" + ", ".join(f"'{name}': {sql}" for name, sql in named.items()) + "}"
+    chosen = f"{pick}({struct}, {place})"
+    return ", ".join(f"({chosen}).{name} AS {name}" for name in named)
+
 
 UNKNOWN_ENGINE = "(not reported)"
 """The engine of evaluations whose generator step named none (evaluated by hand, or before it was recorded)."""
@@ -54,7 +77,7 @@ def _first_evaluations(evals: Evals) -> pd.DataFrame:
     source = EvalTable.of(evals)
     columns = ("result", "timestamp", "engine", "executor", "contract_id")
     kept = source.kept("first_evaluations", f"""
-        SELECT sprint, {", ".join(f"arg_min_null({column}, place) AS {column}" for column in columns)}
+        SELECT sprint, {_of_one_row("arg_min_null", columns, "place")}
         FROM (SELECT sprint, {", ".join(columns)}, {IN_TIME} AS place FROM {source.sprinted()}
               WHERE kind = 'evaluation')
         GROUP BY sprint ORDER BY min(place)""")
