@@ -1,8 +1,9 @@
 """The day-level cubes the page embeds: counts per day and per value of every filter, and the filter values.
 
 Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. The cubes
-over every row and over the evaluations are grouped by DuckDB where the rows are; those over sprints and
-criteria (a row each, already in pandas as the green tables) group categoricals.
+are grouped by DuckDB: those over every row and over the evaluations where the rows are, the greens over the
+green tables (a row per sprint and per sprint's criterion, already in pandas) scanned in place. The sprints
+started and criteria first passing per day (:func:`_activity`) group categoricals.
 """
 
 from __future__ import annotations
@@ -235,28 +236,43 @@ def _of_sprints(sprints: pd.Series, first: pd.DataFrame, column: str, missing: s
     return pd.Series(pd.Categorical.from_codes(lookup[numbers], categories=categories), index=sprints.index)
 
 
-def _greens(to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+def _filing(first: pd.DataFrame) -> pd.DataFrame:
+    """The engine and executor each sprint's figures are filed under (:func:`_first_of_sprints`), by sprint number:
+    the ``_filing`` table the cubes' SQL joins."""
+    return pd.DataFrame({"sprint": first.index.to_numpy(dtype=np.int64),
+                         "engine": first["engine"].astype(object).fillna(r.UNKNOWN_ENGINE).to_numpy(),
+                         "executor": first["executor"].astype(object).fillna(UNKNOWN_EXECUTOR).to_numpy()})
+
+
+def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame,
+            named: set[str]) -> pd.DataFrame:
     """Sprints (level ``contract``: a sprint is a contract's run) and criteria by first-evaluation day and
-    iterations to green."""
-    keys = ["day", "level", "name", "contract", "engine", "executor", "iterations"]
+    iterations to green.
 
-    def cube(level: str, names: pd.Series, rows: pd.DataFrame, iterations: pd.Series,
-             hours: pd.Series) -> pd.DataFrame:
-        frame = pd.DataFrame({
-            "day": _day(rows["first_at"]), "level": _constant(level, rows.index), "name": names,
-            "contract": _bucket(rows["contract_id"], named),
-            "engine": _of_sprints(rows["sprint"], first, "engine", r.UNKNOWN_ENGINE),
-            "executor": _of_sprints(rows["sprint"], first, "executor", UNKNOWN_EXECUTOR),
-            "iterations": _cat(iterations.astype("Float64").fillna(NEVER).astype(np.int64)), "items": 1,
-            "hours": hours.fillna(0.0).astype(float)})
-        return _sum_by(frame, keys)
-
-    contracts = cube("contract", _constant("", to_green.index), to_green, to_green["iterations_to_green"],
-                     to_green["hours_to_green"])
-    criterion_hours = (criteria["green_at"] - criteria["first_at"]).dt.total_seconds() / 3600
-    per_criterion = cube("criterion", _cat(criteria["criterion"], ""), criteria, criteria["iterations_to_green"],
-                         criterion_hours)
-    return pd.concat([contracts, per_criterion], ignore_index=True)
+    Grouped by DuckDB, over the green tables where they are: a row per sprint and per sprint's criterion is
+    millions of rows on a big history, and pandas took seconds to make their keys categoricals to group.
+    """
+    sprints = to_green[["sprint", "contract_id", "first_at", "green_at", "iterations_to_green"]]
+    # The criteria's contracts bucketed here, where they are categoricals (recoded, not copied): DuckDB would
+    # first turn a categorical of a million contract ids into an enumeration, seconds.
+    criteria = criteria[["sprint", "criterion", "first_at", "green_at", "iterations_to_green"]].assign(
+        contract=_bucket(criteria["contract_id"], named))
+    rows = f"""
+        SELECT 'contract' AS level, '' AS name, sprint, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)})
+               AS contract, first_at, green_at, iterations_to_green
+        FROM _green_sprints s LEFT JOIN _named n ON s.contract_id = n.contract
+        UNION ALL
+        SELECT 'criterion', criterion::VARCHAR, sprint, contract::VARCHAR, first_at, green_at, iterations_to_green
+        FROM _green_criteria"""
+    return table.query(f"""
+        SELECT {_day_sql("g.first_at")} AS day, level, name, contract,
+               coalesce(f.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
+               coalesce(f.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
+               coalesce(g.iterations_to_green, {NEVER})::BIGINT AS iterations, count(*) AS items,
+               coalesce(fsum(epoch(g.green_at - g.first_at) / 3600), 0) AS hours
+        FROM ({rows}) g LEFT JOIN _filing f USING (sprint)
+        WHERE g.first_at IS NOT NULL GROUP BY ALL ORDER BY ALL""",
+                       _green_sprints=sprints, _green_criteria=criteria, _filing=_filing(first), _named=_named(named))
 
 
 def _activity(table: EvalTable, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
@@ -297,15 +313,14 @@ def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests:
         "timestamp": pd.to_datetime(tests["timestamp"], utc=True),
         "sprint": pd.to_numeric(tests["sprint"], errors="coerce").astype("Int64"),
         "_row": np.arange(len(tests), dtype=np.int64)})
-    engines = pd.DataFrame({"sprint": first.index.to_numpy(dtype=np.int64),
-                            "engine": first["engine"].astype(object).fillna(r.UNKNOWN_ENGINE).to_numpy()})
     test_reruns = f"({_reruns('SELECT * FROM _tests')})"
     test_hashes = f"({_hash_runs(test_reruns)})"
     test_cube = _flip_cube("test", test_reruns, test_hashes, f"({_flipped_runs(test_reruns, test_hashes)})",
                            ["sprint"], str)
     strategy_cube = _flip_cube("strategy", *_strategy_reruns(table), table.sprint_columns(), table.numbered)
-    return pd.concat([table.query(test_cube, _tests=tests, _engines=engines, _named=_named(named)),
-                      table.query(strategy_cube, _engines=engines, _named=_named(named))], ignore_index=True)
+    filing, contracts = _filing(first), _named(named)
+    return pd.concat([table.query(test_cube, _tests=tests, _filing=filing, _named=contracts),
+                      table.query(strategy_cube, _filing=filing, _named=contracts)], ignore_index=True)
 
 
 def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[str], number: Callable[[str], str]
@@ -313,7 +328,7 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
     """SQL of one level of :func:`_flips`: the comparisons (each run but the first in time on its (name, hash))
     and flips of ``reruns`` (:func:`~.flakiness._reruns` of rows naming ``name, workspace_hash, passed, timestamp,
     contract_id, executor, _row`` and the ``sprint`` columns, which ``number`` turns into the sprint's number),
-    counted on the later run's day, under its sprint's engine (``_engines``) and its contract's bucket
+    counted on the later run's day, under its sprint's engine (``_filing``) and its contract's bucket
     (``_named``). ``hashes`` and ``flips``: :func:`~.flakiness._hash_runs` and :func:`~.flakiness._flips` of
     ``reruns``; each a table, or SQL in brackets."""
     later = (f"SELECT *, false AS flip FROM {reruns} ANTI JOIN (SELECT first_row AS _row FROM {hashes}) USING (_row) "
@@ -328,9 +343,10 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
         FROM (SELECT day, {sql_literal(level)} AS level, name,
                      coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
                      coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
-                     coalesce(executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
+                     coalesce(runs.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
                      sum(comparisons)::BIGINT AS comparisons, sum(flips)::BIGINT AS flips
-              FROM ({per_sprint}) LEFT JOIN _engines e USING (sprint) LEFT JOIN _named n ON contract_id = n.contract
+              FROM ({per_sprint}) runs LEFT JOIN _filing e USING (sprint)
+                   LEFT JOIN _named n ON runs.contract_id = n.contract
               GROUP BY ALL)
         ORDER BY ALL"""
 
