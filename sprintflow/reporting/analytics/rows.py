@@ -75,13 +75,17 @@ def _first_evaluations(evals: Evals) -> pd.DataFrame:
     Found once per table, in SQL (several tables start from it): pandas gets a row per sprint, not per evaluation.
     """
     source = EvalTable.of(evals)
+    return source.query(f"SELECT * FROM {_first_evaluations_kept(source)}")
+
+
+def _first_evaluations_kept(source: EvalTable) -> str:
+    """The temporary table of :func:`_first_evaluations`' rows, for SQL that starts from them."""
     columns = ("result", "timestamp", "engine", "executor", "contract_id")
-    kept = source.kept("first_evaluations", f"""
+    return source.kept("first_evaluations", f"""
         SELECT sprint, {_of_one_row("arg_min_null", columns, "place")}
         FROM (SELECT sprint, {", ".join(columns)}, {IN_TIME} AS place FROM {source.sprinted()}
               WHERE kind = 'evaluation')
         GROUP BY sprint ORDER BY min(place)""")
-    return source.query(f"SELECT * FROM {kept}")
 
 
 def _engine_names(values: pd.Series) -> pd.Series:

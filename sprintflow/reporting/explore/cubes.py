@@ -1,9 +1,9 @@
 """The day-level cubes the page embeds: counts per day and per value of every filter, and the filter values.
 
 Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. The cubes
-are grouped by DuckDB: those over every row and over the evaluations where the rows are, the greens over the
-green tables (a row per sprint and per sprint's criterion, already in pandas) scanned in place. The sprints
-started and criteria first passing per day (:func:`_activity`) group categoricals.
+are grouped by DuckDB: those over every row and over the evaluations where the rows are, those over sprints and
+criteria over the green tables (a row per sprint and per sprint's criterion, already in pandas) scanned in place.
+Every figure of a sprint is filed under its first evaluation's engine and executor (:func:`_filed_under`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sprintflow.reporting.analytics.flakiness import _flips as _flipped_runs
 from sprintflow.reporting.analytics.flakiness import _hash_runs, _reruns, _strategy_reruns
 from sprintflow.reporting.analytics.periods import _utc_sql
 from sprintflow.reporting.analytics.rates import _COUNTS
-from sprintflow.reporting.analytics.rows import _first_evaluations
+from sprintflow.reporting.analytics.rows import _first_evaluations_kept
 
 __all__ = [
     "ALL",
@@ -118,15 +118,6 @@ def _evaluation_facts(table: EvalTable) -> EvaluationFacts:
                            str(row["first_day"]), str(row["last_day"]))
 
 
-def _first_of_sprints(table: EvalTable, named: set[str]) -> pd.DataFrame:
-    """Each sprint's first evaluation's ``day, contract, engine, executor``, indexed by sprint number: what every
-    figure of the sprint is filed under."""
-    first = _first_evaluations(table).set_index("sprint")
-    return pd.DataFrame({"day": _day(first["timestamp"]), "contract": _bucket(first["contract_id"], named),
-                         "engine": _cat(first["engine"], r.UNKNOWN_ENGINE),
-                         "executor": _cat(first["executor"], UNKNOWN_EXECUTOR)}, index=first.index)
-
-
 def _sum_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Sums of the other columns per combination of ``keys`` that occurs, sorted by the keys.
 
@@ -215,48 +206,36 @@ def _outcomes(table: EvalTable, named: set[str], unmatched: str) -> tuple[pd.Dat
             coverage.sort_values(["day", "method", *keys[2:]], ignore_index=True))
 
 
-def _constant(value: str, index: pd.Index) -> pd.Series:
-    return pd.Series(pd.Categorical.from_codes(np.zeros(len(index), dtype=np.int64), categories=[value]), index=index)
+def _filed_under(first: str) -> str:
+    """SQL select items: the ``engine, executor`` a sprint's figures are filed under, its first evaluation's
+    (``first``: the alias of its row of :func:`~sprintflow.reporting.analytics.rows._first_evaluations_kept`, joined
+    by sprint), a missing one under its placeholder.
 
-
-def _of_sprints(sprints: pd.Series, first: pd.DataFrame, column: str, missing: str) -> pd.Series:
-    """``first[column]`` (indexed by sprint number) for each row's sprint, as a categorical.
-
-    Sprint numbers are small integers: looked up through one array, no hashing per row.
+    Example:
+        >>> _filed_under("f")
+        "coalesce(f.engine, '(not reported)') AS engine, coalesce(f.executor, '(unknown)') AS executor"
     """
-    source = _cat(first[column], missing)
-    categories = list(source.cat.categories)
-    if missing not in categories:
-        categories.append(missing)
-    numbers = pd.to_numeric(sprints, errors="coerce").fillna(-1).to_numpy().astype(np.int64)
-    known = first.index.to_numpy(dtype=np.int64)
-    lookup = np.full(max(int(known.max(initial=-1)), int(numbers.max(initial=-1))) + 2,
-                     categories.index(missing), dtype=np.int64)
-    lookup[known] = source.cat.codes.to_numpy()
-    return pd.Series(pd.Categorical.from_codes(lookup[numbers], categories=categories), index=sprints.index)
+    return (f"coalesce({first}.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine, "
+            f"coalesce({first}.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor")
 
 
-def _filing(first: pd.DataFrame) -> pd.DataFrame:
-    """The engine and executor each sprint's figures are filed under (:func:`_first_of_sprints`), by sprint number:
-    the ``_filing`` table the cubes' SQL joins."""
-    return pd.DataFrame({"sprint": first.index.to_numpy(dtype=np.int64),
-                         "engine": first["engine"].astype(object).fillna(r.UNKNOWN_ENGINE).to_numpy(),
-                         "executor": first["executor"].astype(object).fillna(UNKNOWN_EXECUTOR).to_numpy()})
+def _in_buckets(criteria: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+    """:func:`~sprintflow.reporting.analytics.criterion_greens`' rows with their contract's bucket in ``contract``,
+    for :func:`_greens` and :func:`_activity` to scan. Bucketed here, where the contract ids are categoricals
+    (recoded, not copied): DuckDB would first turn a categorical of a million contract ids into an enumeration,
+    seconds."""
+    return criteria[["sprint", "criterion", "first_at", "green_at", "iterations_to_green"]].assign(
+        contract=_bucket(criteria["contract_id"], named))
 
 
-def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, first: pd.DataFrame,
-            named: set[str]) -> pd.DataFrame:
-    """Sprints (level ``contract``: a sprint is a contract's run) and criteria by first-evaluation day and
-    iterations to green.
+def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+    """Sprints (level ``contract``: a sprint is a contract's run) and criteria (:func:`_in_buckets`) by
+    first-evaluation day and iterations to green.
 
     Grouped by DuckDB, over the green tables where they are: a row per sprint and per sprint's criterion is
     millions of rows on a big history, and pandas took seconds to make their keys categoricals to group.
     """
     sprints = to_green[["sprint", "contract_id", "first_at", "green_at", "iterations_to_green"]]
-    # The criteria's contracts bucketed here, where they are categoricals (recoded, not copied): DuckDB would
-    # first turn a categorical of a million contract ids into an enumeration, seconds.
-    criteria = criteria[["sprint", "criterion", "first_at", "green_at", "iterations_to_green"]].assign(
-        contract=_bucket(criteria["contract_id"], named))
     rows = f"""
         SELECT 'contract' AS level, '' AS name, sprint, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)})
                AS contract, first_at, green_at, iterations_to_green
@@ -265,44 +244,44 @@ def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, fi
         SELECT 'criterion', criterion::VARCHAR, sprint, contract::VARCHAR, first_at, green_at, iterations_to_green
         FROM _green_criteria"""
     return table.query(f"""
-        SELECT {_day_sql("g.first_at")} AS day, level, name, contract,
-               coalesce(f.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
-               coalesce(f.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
+        SELECT {_day_sql("g.first_at")} AS day, level, name, contract, {_filed_under("f")},
                coalesce(g.iterations_to_green, {NEVER})::BIGINT AS iterations, count(*) AS items,
                coalesce(fsum(epoch(g.green_at - g.first_at) / 3600), 0) AS hours
-        FROM ({rows}) g LEFT JOIN _filing f USING (sprint)
+        FROM ({rows}) g LEFT JOIN {_first_evaluations_kept(table)} f USING (sprint)
         WHERE g.first_at IS NOT NULL GROUP BY ALL ORDER BY ALL""",
-                       _green_sprints=sprints, _green_criteria=criteria, _filing=_filing(first), _named=_named(named))
+                       _green_sprints=sprints, _green_criteria=criteria, _named=_named(named))
 
 
-def _activity(table: EvalTable, criteria: pd.DataFrame, first: pd.DataFrame, named: set[str]) -> pd.DataFrame:
-    """Evaluations and their cost per day, with sprints started and criteria first passing that day."""
-    keys = ["day", "contract", "engine", "executor"]
+def _activity(table: EvalTable, criteria: pd.DataFrame, named: set[str]) -> pd.DataFrame:
+    """Evaluations and their cost per day, with sprints started and criteria (:func:`_in_buckets`) first passing
+    that day."""
+    keys = "day, contract, engine, executor"
     cost = _reported_cost("e.cost_usd")
-    costs = table.query(f"""
-        SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
-               coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
-               coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor, count(*) AS evaluations,
-               TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,
-               count({cost}) AS costed, TRY_CAST(sum(e.regressions) AS BIGINT) AS regressions
-        FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
-        WHERE e.kind = 'evaluation' AND e.timestamp IS NOT NULL GROUP BY ALL ORDER BY ALL""",
-                        _named=_named(named)).set_index(keys)
-    started = _sum_by(first[keys].assign(sprints=1).reset_index(drop=True), keys).set_index(keys)
-    green = criteria.dropna(subset=["green_at"])
-    passed = pd.DataFrame({"day": _day(green["green_at"]), "contract": _bucket(green["contract_id"], named),
-                           "engine": _of_sprints(green["sprint"], first, "engine", r.UNKNOWN_ENGINE),
-                           "executor": _of_sprints(green["sprint"], first, "executor", UNKNOWN_EXECUTOR),
-                           "criteria_green": 1})
-    passed = _sum_by(passed, keys).set_index(keys)
-    cube = costs.join([started, passed], how="outer").fillna(0)
-    columns = ["evaluations", "tokens", "costed", "sprints", "criteria_green", "regressions"]
-    cube[columns] = cube[columns].astype(np.int64)
-    return cube.reset_index()
+    other, first = sql_literal(OTHER_CONTRACTS), _first_evaluations_kept(table)
+    return table.query(f"""
+        WITH costs AS (
+            SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {other}) AS contract,
+                   {_filed_under("e")}, count(*) AS evaluations,
+                   TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,
+                   count({cost}) AS costed, TRY_CAST(sum(e.regressions) AS BIGINT) AS regressions
+            FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
+            WHERE e.kind = 'evaluation' AND e.timestamp IS NOT NULL GROUP BY ALL),
+        started AS (
+            SELECT {_day_sql("s.timestamp")} AS day, coalesce(n.contract, {other}) AS contract, {_filed_under("s")},
+                   count(*) AS sprints
+            FROM {first} s LEFT JOIN _named n ON s.contract_id = n.contract
+            WHERE s.timestamp IS NOT NULL GROUP BY ALL),
+        passed AS (
+            SELECT {_day_sql("c.green_at")} AS day, c.contract::VARCHAR AS contract, {_filed_under("f")},
+                   count(*) AS criteria_green
+            FROM _green_criteria c LEFT JOIN {first} f USING (sprint) WHERE c.green_at IS NOT NULL GROUP BY ALL)
+        SELECT {keys}, {", ".join(f"coalesce({column}, 0) AS {column}" for column in (
+                   "evaluations", "tokens", "cost", "costed", "regressions", "sprints", "criteria_green"))}
+        FROM costs FULL JOIN started USING ({keys}) FULL JOIN passed USING ({keys}) ORDER BY ALL""",
+                       _named=_named(named), _green_criteria=criteria)
 
 
-def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests: pd.DataFrame | None
-           ) -> pd.DataFrame:
+def _flips(history: History, named: set[str], linked_tests: pd.DataFrame | None) -> pd.DataFrame:
     """Comparisons and flips of consecutive fresh runs on one content hash, per test and per strategy."""
     table = history.table
     tests = r.tests_with_hashes(table, history.tests) if linked_tests is None else linked_tests
@@ -315,22 +294,22 @@ def _flips(history: History, first: pd.DataFrame, named: set[str], linked_tests:
         "_row": np.arange(len(tests), dtype=np.int64)})
     test_reruns = f"({_reruns('SELECT * FROM _tests')})"
     test_hashes = f"({_hash_runs(test_reruns)})"
+    first = _first_evaluations_kept(table)
     test_cube = _flip_cube("test", test_reruns, test_hashes, f"({_flipped_runs(test_reruns, test_hashes)})",
-                           ["sprint"], str)
-    strategy_cube = _flip_cube("strategy", *_strategy_reruns(table), table.sprint_columns(), table.numbered)
-    filing, contracts = _filing(first), _named(named)
-    return pd.concat([table.query(test_cube, _tests=tests, _filing=filing, _named=contracts),
-                      table.query(strategy_cube, _filing=filing, _named=contracts)], ignore_index=True)
+                           ["sprint"], str, first)
+    strategy_cube = _flip_cube("strategy", *_strategy_reruns(table), table.sprint_columns(), table.numbered, first)
+    return pd.concat([table.query(test_cube, _tests=tests, _named=_named(named)),
+                      table.query(strategy_cube, _named=_named(named))], ignore_index=True)
 
 
-def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[str], number: Callable[[str], str]
-                ) -> str:
+def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[str], number: Callable[[str], str],
+               first: str) -> str:
     """SQL of one level of :func:`_flips`: the comparisons (each run but the first in time on its (name, hash))
     and flips of ``reruns`` (:func:`~.flakiness._reruns` of rows naming ``name, workspace_hash, passed, timestamp,
     contract_id, executor, _row`` and the ``sprint`` columns, which ``number`` turns into the sprint's number),
-    counted on the later run's day, under its sprint's engine (``_filing``) and its contract's bucket
-    (``_named``). ``hashes`` and ``flips``: :func:`~.flakiness._hash_runs` and :func:`~.flakiness._flips` of
-    ``reruns``; each a table, or SQL in brackets."""
+    counted on the later run's day, under its sprint's engine (``first``: the table of each sprint's first
+    evaluation) and its contract's bucket (``_named``). ``hashes`` and ``flips``: :func:`~.flakiness._hash_runs`
+    and :func:`~.flakiness._flips` of ``reruns``; each a table, or SQL in brackets."""
     later = (f"SELECT *, false AS flip FROM {reruns} ANTI JOIN (SELECT first_row AS _row FROM {hashes}) USING (_row) "
              f"UNION ALL BY NAME SELECT *, true AS flip FROM {flips}")
     keys = ", ".join(dict.fromkeys(["name", "contract_id", "executor", *sprint]))
@@ -342,10 +321,10 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
         SELECT strftime(day, '%Y-%m-%d') AS day, level, name, contract, engine, executor, comparisons, flips
         FROM (SELECT day, {sql_literal(level)} AS level, name,
                      coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
-                     coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
+                     coalesce(f.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
                      coalesce(runs.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
                      sum(comparisons)::BIGINT AS comparisons, sum(flips)::BIGINT AS flips
-              FROM ({per_sprint}) runs LEFT JOIN _filing e USING (sprint)
+              FROM ({per_sprint}) runs LEFT JOIN {first} f USING (sprint)
                    LEFT JOIN _named n ON runs.contract_id = n.contract
               GROUP BY ALL)
         ORDER BY ALL"""

@@ -15,9 +15,9 @@ from sprintflow.reporting.explore.cubes import (
     _bugs,
     _contract_names,
     _evaluation_facts,
-    _first_of_sprints,
     _flips,
     _greens,
+    _in_buckets,
     _most_flipping,
     _options,
     _outcomes,
@@ -107,15 +107,15 @@ def build_page_data(history: History, *, workspace: Path | str | None = None,
     # The evaluations stay in DuckDB too: pandas gets each sprint's first one, the sums per day and the sample.
     named = _contract_names(table)
     facts = _evaluation_facts(table)
-    first = _first_of_sprints(table, named)  # the engine and executor every figure of a sprint is filed under
+    criteria = _in_buckets(criterion_greens, named)
     # Rows without an evaluation are filed under an engine no evaluation has.
     unmatched = "(unmatched)" if r.UNKNOWN_ENGINE in facts.engines else r.UNKNOWN_ENGINE
     outcomes, coverage = _outcomes(table, named, unmatched)
     data = PageData(
         outcomes=outcomes,
-        greens=_greens(table, to_green, criterion_greens, first, named),
-        activity=_activity(table, criterion_greens, first, named),
-        flips=_flips(history, first, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
+        greens=_greens(table, to_green, criteria, named),
+        activity=_activity(table, criteria, named),
+        flips=_flips(history, named, linked_tests),  # every re-run test; cut to TEST_LIMIT below
         coverage=coverage,
         bugs=_bugs(history.bugs, named),
         scores=_scores(history.scores),
