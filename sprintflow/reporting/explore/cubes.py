@@ -3,7 +3,7 @@
 Sums re-aggregate exactly, so a pass rate or a flip rate the browser recomputes from them is exact. The cubes
 are grouped by DuckDB: those over every row and over the evaluations where the rows are, those over sprints and
 criteria over the green tables (a row per sprint and per sprint's criterion, already in pandas) scanned in place.
-Every figure of a sprint is filed under its first evaluation's engine and executor (:func:`_filed_under`).
+Every figure of a sprint is filed under its first evaluation's engine and executor (:func:`_engine_and_executor`).
 """
 
 from __future__ import annotations
@@ -206,17 +206,17 @@ def _outcomes(table: EvalTable, named: set[str], unmatched: str) -> tuple[pd.Dat
             coverage.sort_values(["day", "method", *keys[2:]], ignore_index=True))
 
 
-def _filed_under(first: str) -> str:
-    """SQL select items: the ``engine, executor`` a sprint's figures are filed under, its first evaluation's
-    (``first``: the alias of its row of :func:`~sprintflow.reporting.analytics.rows._first_evaluations_kept`, joined
-    by sprint), a missing one under its placeholder.
+def _engine_and_executor(rows: str) -> str:
+    """SQL select items: the ``engine, executor`` of ``rows`` (an alias), a missing one under its placeholder.
+    Joined to a sprint's row of :func:`~sprintflow.reporting.analytics.rows._first_evaluations_kept`, what every
+    figure of the sprint is filed under.
 
     Example:
-        >>> _filed_under("f")
+        >>> _engine_and_executor("f")
         "coalesce(f.engine, '(not reported)') AS engine, coalesce(f.executor, '(unknown)') AS executor"
     """
-    return (f"coalesce({first}.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine, "
-            f"coalesce({first}.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor")
+    return (f"coalesce({rows}.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine, "
+            f"coalesce({rows}.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor")
 
 
 def _in_buckets(criteria: pd.DataFrame, named: set[str]) -> pd.DataFrame:
@@ -244,7 +244,7 @@ def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, na
         SELECT 'criterion', criterion::VARCHAR, sprint, contract::VARCHAR, first_at, green_at, iterations_to_green
         FROM _green_criteria"""
     return table.query(f"""
-        SELECT {_day_sql("g.first_at")} AS day, level, name, contract, {_filed_under("f")},
+        SELECT {_day_sql("g.first_at")} AS day, level, name, contract, {_engine_and_executor("f")},
                coalesce(g.iterations_to_green, {NEVER})::BIGINT AS iterations, count(*) AS items,
                coalesce(fsum(epoch(g.green_at - g.first_at) / 3600), 0) AS hours
         FROM ({rows}) g LEFT JOIN {_first_evaluations_kept(table)} f USING (sprint)
@@ -261,18 +261,18 @@ def _activity(table: EvalTable, criteria: pd.DataFrame, named: set[str]) -> pd.D
     return table.query(f"""
         WITH costs AS (
             SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {other}) AS contract,
-                   {_filed_under("e")}, count(*) AS evaluations,
+                   {_engine_and_executor("e")}, count(*) AS evaluations,
                    TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,
                    count({cost}) AS costed, TRY_CAST(sum(e.regressions) AS BIGINT) AS regressions
             FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
             WHERE e.kind = 'evaluation' AND e.timestamp IS NOT NULL GROUP BY ALL),
         started AS (
-            SELECT {_day_sql("s.timestamp")} AS day, coalesce(n.contract, {other}) AS contract, {_filed_under("s")},
-                   count(*) AS sprints
+            SELECT {_day_sql("s.timestamp")} AS day, coalesce(n.contract, {other}) AS contract,
+                   {_engine_and_executor("s")}, count(*) AS sprints
             FROM {first} s LEFT JOIN _named n ON s.contract_id = n.contract
             WHERE s.timestamp IS NOT NULL GROUP BY ALL),
         passed AS (
-            SELECT {_day_sql("c.green_at")} AS day, c.contract::VARCHAR AS contract, {_filed_under("f")},
+            SELECT {_day_sql("c.green_at")} AS day, c.contract::VARCHAR AS contract, {_engine_and_executor("f")},
                    count(*) AS criteria_green
             FROM _green_criteria c LEFT JOIN {first} f USING (sprint) WHERE c.green_at IS NOT NULL GROUP BY ALL)
         SELECT {keys}, {", ".join(f"coalesce({column}, 0) AS {column}" for column in (
