@@ -158,17 +158,31 @@ def _attributed(unmatched: str) -> str:
                    arg_max(coalesce(engine, {sql_literal(r.UNKNOWN_ENGINE)}), _row) AS engine_of_row
             FROM evals WHERE kind = 'evaluation' GROUP BY ALL)
         SELECT e.kind, e.name, e.method, e.result, date_trunc('day', {_utc_sql("e.timestamp")}) AS day,
-               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+               {_BUCKET},
                coalesce(g.engine_of_row, {sql_literal(unmatched)}) AS engine_of_row,
                coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor_of_row
         FROM evals e
         LEFT JOIN engines g ON coalesce(e.eval_id, '') = g.eval_key AND e.timestamp IS NOT DISTINCT FROM g.timestamp
-        LEFT JOIN _named n ON e.contract_id = n.contract"""
+        {_bucket_join("e")}"""
 
 
 def _named(named: set[str]) -> pd.DataFrame:
-    """The contracts picked one by one, as the ``_named`` table the cubes' SQL joins."""
+    """The contracts picked one by one, as the ``_named`` table the cubes' SQL joins (:func:`_bucket_join`)."""
     return pd.DataFrame({"contract": pd.Series(sorted(named), dtype=object)})
+
+
+def _bucket_join(rows: str) -> str:
+    """SQL: ``rows`` (an alias) joined to the contracts picked one by one (``_named``), for :data:`_BUCKET`.
+
+    Example:
+        >>> _bucket_join("e")
+        'LEFT JOIN _named n ON e.contract_id = n.contract'
+    """
+    return f"LEFT JOIN _named n ON {rows}.contract_id = n.contract"
+
+
+_BUCKET = f"coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract"
+"""SQL select item: the contract's bucket of a row joined by :func:`_bucket_join`."""
 
 
 def _options(table: EvalTable, facts: EvaluationFacts, named: set[str]) -> dict[str, list[str]]:
@@ -237,9 +251,8 @@ def _greens(table: EvalTable, to_green: pd.DataFrame, criteria: pd.DataFrame, na
     """
     sprints = to_green[["sprint", "contract_id", "first_at", "green_at", "iterations_to_green"]]
     rows = f"""
-        SELECT 'contract' AS level, '' AS name, sprint, coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)})
-               AS contract, first_at, green_at, iterations_to_green
-        FROM _green_sprints s LEFT JOIN _named n ON s.contract_id = n.contract
+        SELECT 'contract' AS level, '' AS name, sprint, {_BUCKET}, first_at, green_at, iterations_to_green
+        FROM _green_sprints s {_bucket_join("s")}
         UNION ALL
         SELECT 'criterion', criterion::VARCHAR, sprint, contract::VARCHAR, first_at, green_at, iterations_to_green
         FROM _green_criteria"""
@@ -257,19 +270,17 @@ def _activity(table: EvalTable, criteria: pd.DataFrame, named: set[str]) -> pd.D
     that day."""
     keys = "day, contract, engine, executor"
     cost = _reported_cost("e.cost_usd")
-    other, first = sql_literal(OTHER_CONTRACTS), _first_evaluations_kept(table)
+    first = _first_evaluations_kept(table)
     return table.query(f"""
         WITH costs AS (
-            SELECT {_day_sql("e.timestamp")} AS day, coalesce(n.contract, {other}) AS contract,
-                   {_engine_and_executor("e")}, count(*) AS evaluations,
+            SELECT {_day_sql("e.timestamp")} AS day, {_BUCKET}, {_engine_and_executor("e")}, count(*) AS evaluations,
                    TRY_CAST(sum(e.tokens) AS BIGINT) AS tokens, coalesce(sum({cost}), 0) AS cost,
                    count({cost}) AS costed, TRY_CAST(sum(e.regressions) AS BIGINT) AS regressions
-            FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
+            FROM evals e {_bucket_join("e")}
             WHERE e.kind = 'evaluation' AND e.timestamp IS NOT NULL GROUP BY ALL),
         started AS (
-            SELECT {_day_sql("s.timestamp")} AS day, coalesce(n.contract, {other}) AS contract,
-                   {_engine_and_executor("s")}, count(*) AS sprints
-            FROM {first} s LEFT JOIN _named n ON s.contract_id = n.contract
+            SELECT {_day_sql("s.timestamp")} AS day, {_BUCKET}, {_engine_and_executor("s")}, count(*) AS sprints
+            FROM {first} s {_bucket_join("s")}
             WHERE s.timestamp IS NOT NULL GROUP BY ALL),
         passed AS (
             SELECT {_day_sql("c.green_at")} AS day, c.contract::VARCHAR AS contract, {_engine_and_executor("f")},
@@ -320,12 +331,11 @@ def _flip_cube(level: str, reruns: str, hashes: str, flips: str, sprint: list[st
     return f"""
         SELECT strftime(day, '%Y-%m-%d') AS day, level, name, contract, engine, executor, comparisons, flips
         FROM (SELECT day, {sql_literal(level)} AS level, name,
-                     coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
+                     {_BUCKET},
                      coalesce(f.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
                      coalesce(runs.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor,
                      sum(comparisons)::BIGINT AS comparisons, sum(flips)::BIGINT AS flips
-              FROM ({per_sprint}) runs LEFT JOIN {first} f USING (sprint)
-                   LEFT JOIN _named n ON runs.contract_id = n.contract
+              FROM ({per_sprint}) runs LEFT JOIN {first} f USING (sprint) {_bucket_join("runs")}
               GROUP BY ALL)
         ORDER BY ALL"""
 

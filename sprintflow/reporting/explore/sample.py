@@ -6,9 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from sprintflow.history.query import EvalTable, sql_literal
-from sprintflow.reporting import analytics as r
-from sprintflow.reporting.explore.cubes import NEVER, OTHER_CONTRACTS, UNKNOWN_EXECUTOR, _day_sql, _named
+from sprintflow.history.query import EvalTable
+from sprintflow.reporting.explore.cubes import _BUCKET, NEVER, _bucket_join, _day_sql, _engine_and_executor, _named
 
 __all__ = [
     "SAMPLE_LIMIT",
@@ -46,10 +45,8 @@ def _sample(table: EvalTable, named: set[str], to_green: pd.DataFrame,
                "workspace_hash", "tokens", "cost_usd", *(["sprint"] if "sprint" in table.columns else [])]
     rows = f"""
         SELECT e._row, {", ".join(f"e.{column}" for column in columns)}, {_day_sql("e.timestamp")} AS day,
-               coalesce(n.contract, {sql_literal(OTHER_CONTRACTS)}) AS contract,
-               coalesce(e.engine, {sql_literal(r.UNKNOWN_ENGINE)}) AS engine,
-               coalesce(e.executor, {sql_literal(UNKNOWN_EXECUTOR)}) AS executor
-        FROM evals e LEFT JOIN _named n ON e.contract_id = n.contract
+               {_BUCKET}, {_engine_and_executor("e")}
+        FROM evals e {_bucket_join("e")}
         WHERE e.kind = 'evaluation' AND e._row IN ({newest})"""
     picked = table.query(f"SELECT * FROM ({table.numbered(rows)}) ORDER BY timestamp DESC, _row",
                          _named=_named(named))
