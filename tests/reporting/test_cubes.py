@@ -4,8 +4,10 @@ import pandas as pd
 import pytest
 
 from sprintflow.history.query import EvalTable
+from sprintflow.history.sources import History
 from sprintflow.reporting import analytics as r
 from sprintflow.reporting.explore.cubes import NEVER, OTHER_CONTRACTS, UNKNOWN_EXECUTOR, _activity, _greens, _in_buckets
+from sprintflow.reporting.explore.page import build_page_data
 
 AT = pd.Timestamp("2026-03-02 10:00", tz="UTC")
 HOUR = pd.Timedelta(hours=1)
@@ -66,3 +68,13 @@ def test_the_activity_cube_counts_evaluations_under_their_own_engine_and_sprints
         ("2026-03-02", "a", NO_ENGINE, UNKNOWN_EXECUTOR, 1, 0, 0.0, 0, 0, 0, 0),
         ("2026-03-03", OTHER, NO_ENGINE, UNKNOWN_EXECUTOR, 1, 0, 0.0, 0, 0, 1, 0),
     }
+
+
+def test_a_contract_named_like_the_other_contracts_bucket_is_filed_in_it_not_listed_twice():
+    # A hostile (or unlucky) contract id: the page's own name for the contracts not picked one by one.
+    frame = pd.DataFrame([*_rows("a", 1, AT, "pass", {"sc-1": "pass"}, engine="codex"),
+                          *_rows(OTHER, 1, AT + HOUR, "fail", {"sc-1": "fail"}, engine="codex")])
+    page = build_page_data(History(evals=frame))
+    assert page.options["contract"] == ["a", OTHER]
+    assert set(page.greens["contract"]) == set(page.activity["contract"]) == {"a", OTHER}
+    assert page.totals["evaluations"] == 2 and page.activity["evaluations"].sum() == 2

@@ -84,9 +84,12 @@ def _bucket(contracts: pd.Series, named: set[str]) -> pd.Series:
 
 
 def _contract_names(table: EvalTable) -> set[str]:
-    """Contracts that can be picked one by one: the most recently evaluated ones."""
+    """Contracts that can be picked one by one: the most recently evaluated ones. A contract whose id is the
+    other contracts' bucket (:data:`OTHER_CONTRACTS`) is never one of them: it is filed in the bucket it names,
+    rather than the bucket being listed twice."""
     latest = table.query(f"""
-        SELECT contract_id FROM evals WHERE kind = 'evaluation' AND contract_id IS NOT NULL
+        SELECT contract_id FROM evals
+        WHERE kind = 'evaluation' AND contract_id IS NOT NULL AND contract_id <> {sql_literal(OTHER_CONTRACTS)}
         GROUP BY contract_id ORDER BY max(timestamp) DESC NULLS LAST, contract_id LIMIT {CONTRACT_OPTIONS}""")
     return set(latest["contract_id"].astype(str))
 
